@@ -1,0 +1,126 @@
+"""Synthetic streams from river's generators (METHOD.md §11, ``source.kind: generator``).
+
+A generator is named by its dotted path and built with keyword parameters, e.g.
+``river.datasets.synth.SEA`` with ``{"variant": 1}``. A parameter given as a mapping with a
+``model`` key is built the same way, which is how ``ConceptDriftStream`` gets its two streams::
+
+    params = {"stream": {"model": "river.datasets.synth.SEA", "params": {"variant": 0}},
+              "drift_stream": {"model": "river.datasets.synth.SEA", "params": {"variant": 1}},
+              "position": 5000, "width": 1000}
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from foldstream.operators.imports import import_object
+from foldstream.operators.records import Example
+
+# river's task names of the generators that have class labels (river.datasets.base).
+_CLASSIFICATION_TASKS = ("Binary classification", "Multi-class classification")
+_NESTED_KEYS = {"model", "params", "seed"}
+
+
+def iter_generator(model: str, params: Mapping[str, Any] | None, seed: int | None, limit: int,
+                   stream: str | None = None) -> Iterator[Example]:
+    """Yield ``limit`` examples of a river synthetic generator.
+
+    Parameters
+    ----------
+    model : str
+        Dotted path of the generator class, e.g. ``river.datasets.synth.SEA``.
+    params : mapping or None
+        Keyword arguments of the class; a value that is a mapping with a ``model`` key (and
+        optional ``params``, ``seed``) is itself built as a generator.
+    seed : int or None
+        Passed as every ``seed`` or ``seed_*`` parameter (``RandomRBF`` has ``seed_model`` and
+        ``seed_sample``) not already in ``params``; nested generators inherit it unless they
+        give their own. Ignored by a class that has no seed parameter.
+    limit : int
+        Number of examples; required, since the generators never end.
+    stream : str, optional
+        Stream name; default the class name lower-cased (``sea``).
+
+    Yields
+    ------
+    Example
+        Feature names are turned into ``str`` (river numbers them ``0, 1, ...``); values and
+        labels are kept as river yields them, numpy scalars turned into Python ones. ``key`` is
+        left ``None`` (the position) and ``location`` is ``"<stream>#<n>"``.
+
+    Raises
+    ------
+    ValueError
+        On a missing or negative ``limit``, an unknown class, bad parameters, or a generator
+        that is not a classification stream. Raised at call time, before the first example.
+    """
+    if limit is None or isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        raise ValueError(f"a generator never ends: `limit` must be an integer >= 0, got {limit!r}")
+    dataset = make_generator(model, params, seed)
+    name = stream or type(dataset).__name__.lower()
+    return _examples(dataset, name, limit)
+
+
+def make_generator(model: str, params: Mapping[str, Any] | None, seed: int | None) -> Iterable:
+    """Build ``model(**params)`` with the seed filled in, as :func:`iter_generator` describes."""
+    cls = import_object(model)
+    if not callable(cls):
+        raise ValueError(f"{model!r} is not a class or a function")
+    kwargs = {name: _build_param(name, value, seed, model)
+              for name, value in (params or {}).items()}
+    kwargs = _with_seed(cls, kwargs, seed, model)
+    try:
+        dataset = cls(**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"cannot build {model} with params {kwargs!r}: {exc}") from exc
+    task = getattr(dataset, "task", None)
+    if task is not None and task not in _CLASSIFICATION_TASKS:
+        raise ValueError(f"{model} is a {task.lower()} generator; foldstream evaluates classifiers")
+    if not isinstance(dataset, Iterable):
+        raise ValueError(f"{model} did not build an iterable of (x, y) pairs")
+    return dataset
+
+
+def _build_param(name: str, value: Any, seed: int | None, model: str) -> Any:
+    if not (isinstance(value, Mapping) and "model" in value):
+        return value
+    unknown = set(value) - _NESTED_KEYS
+    if unknown:
+        raise ValueError(f"{model}: parameter {name!r} has unknown keys {sorted(unknown)}; "
+                         f"a nested generator takes {sorted(_NESTED_KEYS)}")
+    return make_generator(value["model"], value.get("params"), value.get("seed", seed))
+
+
+def _with_seed(cls: Any, kwargs: dict[str, Any], seed: int | None, model: str) -> dict[str, Any]:
+    if seed is None:
+        return kwargs
+    try:
+        names = inspect.signature(cls).parameters
+    except (TypeError, ValueError):  # builtins without a signature take no seed we can see
+        return kwargs
+    seeded = dict(kwargs)
+    for name in names:
+        if name != "seed" and not name.startswith("seed_"):
+            continue
+        if name in seeded and seeded[name] != seed:
+            # Two different seeds for one parameter: refuse rather than pick one silently.
+            raise ValueError(f"{model}: seed given twice, {name}={seeded[name]!r} in params "
+                             f"and seed={seed!r}")
+        seeded[name] = seed
+    return seeded
+
+
+def _examples(dataset: Iterable, stream: str, limit: int) -> Iterator[Example]:
+    for n, (x, y) in enumerate(itertools.islice(dataset, limit), start=1):
+        features = {str(name): _plain(value) for name, value in x.items()}
+        yield Example(stream, features, _plain(y), location=f"{stream}#{n}")
+
+
+def _plain(value: Any) -> Any:
+    # numpy scalars pickle bigger and slower than Python ones and are not JSON serialisable.
+    return value.item() if isinstance(value, np.generic) else value

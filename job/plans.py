@@ -1,0 +1,115 @@
+"""From a validated :class:`~foldstream.job.config.Config` to the picklable plans of the stages.
+
+Both engines build their stages from these, so they cannot read the configuration differently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from foldstream.job.config import Config
+from foldstream.operators.aggregator import AggregationPlan, Aggregator
+from foldstream.operators.evaluator import EvalPlan, FoldEvaluator
+from foldstream.operators.fanout import Batcher, FanOut, FanOutPlan
+from foldstream.operators.learners import LearnerSpec, LearnerTask
+from foldstream.operators.records import Example, Rejected
+
+
+@dataclass(frozen=True)
+class Plans:
+    fanout: FanOutPlan
+    learners: tuple[LearnerSpec, ...]
+    evaluation: EvalPlan
+    aggregation: AggregationPlan
+    prequential: bool
+    batch_size: int
+
+    @property
+    def folds(self) -> int:
+        return self.fanout.k
+
+    def batcher(self, stream: str) -> Batcher:
+        return Batcher(stream, self.batch_size)
+
+    def fan_out(self, stream: str) -> FanOut:
+        return FanOut(stream, self.fanout)
+
+    def learner_task(self, learner: int, fold: int) -> LearnerTask:
+        return LearnerTask(self.learners[learner], fold, self.prequential)
+
+    def fold_evaluator(self, stream: str, fold: int) -> FoldEvaluator:
+        return FoldEvaluator(stream, fold, self.evaluation)
+
+    def aggregator(self, stream: str) -> Aggregator:
+        return Aggregator(stream, self.aggregation)
+
+
+def make_plans(config: Config) -> Plans:
+    ev = config.evaluation
+    names = tuple(learner.name for learner in config.learners)
+    window = ev.window.as_items()
+    ph = ev.alarms.page_hinkley
+    fanout = FanOutPlan(mode=ev.mode, folds=ev.folds, seed=ev.seed, fold_choice=ev.fold_choice,
+                        lags=max(learner.lags for learner in config.learners))
+    return Plans(
+        fanout=fanout,
+        learners=tuple(
+            LearnerSpec(l.name, l.model, dict(l.params), list(l.args), l.lags) for l in config.learners
+        ),
+        evaluation=EvalPlan(
+            learners=names,
+            window=window,
+            report_every=ev.report_every,
+            page_hinkley=tuple(ph.model_dump().items()) if ph is not None else None,
+            adwin_alarms=ev.alarms.adwin,
+            adwin_delta=ev.alarms.adwin_delta,
+            q_fading=ev.q_fading,
+            positive=ev.positive_class,
+            normalize=tuple(ev.normalize),
+            max_matrices=ev.max_matrices,
+        ),
+        aggregation=AggregationPlan(
+            learners=names,
+            folds=fanout.k,
+            mode=ev.mode,
+            prequential=ev.prequential,
+            window=window,
+            compare=tuple(ev.compare),
+            alpha=ev.alpha,
+            alarm_quantity=ev.alarms.quantity,
+        ),
+        prequential=ev.prequential,
+        batch_size=config.engine.batch_size,
+    )
+
+
+def open_source(config: Config) -> Iterator[Example | Rejected]:
+    """The configured file or generator source (Kafka sources belong to the Flink job)."""
+    source = config.source
+    if source.kind == "file":
+        from foldstream.connectors.files import iter_file
+
+        return iter_file(source.resolved_path(), label=source.label, stream=source.stream,
+                         nominal=source.nominal, id_field=source.id_field, limit=source.limit,
+                         fmt=source.format)
+    if source.kind == "generator":
+        from foldstream.connectors.generators import iter_generator
+
+        return iter_generator(source.model, source.params, source.seed, source.limit, source.stream)
+    raise ValueError(f"source.kind {source.kind!r} is read by the Flink job, not here")
+
+
+def expected_examples(config: Config) -> int | None:
+    """How many records the source will yield, if cheap to know (for a progress bar)."""
+    source = config.source
+    if source.kind == "generator":
+        return source.limit
+    if source.kind == "file":
+        from foldstream.connectors.files import count_rows
+
+        rows = count_rows(source.resolved_path(), source.format)
+        if rows is None:
+            return source.limit
+        return min(rows, source.limit) if source.limit else rows
+    return source.limit

@@ -1,0 +1,248 @@
+"""The per-fold evaluator: every learner's window, baselines, alarms and paired counts on a fold.
+
+One :class:`FoldEvaluator` per (stream, fold) receives the :class:`PredictionBatch` of every
+learner for each batch of the fold, in any order across learners, and scores them example by
+example. Keeping all learners of a fold together is what lets it count, per example, where
+learner A was wrong and B right (McNemar) over the same examples. At every reporting position
+(each ``report_every`` examples of the stream, and the end of a bounded input) it emits a
+:class:`FoldReport`.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any, Hashable
+
+from river.drift import ADWIN, PageHinkley
+
+from foldstream.operators import measures, normalization
+from foldstream.operators.records import FoldReport, PredictionBatch, pair_key
+from foldstream.operators.windows import Window, make_window
+
+
+@dataclass(frozen=True)
+class EvalPlan:
+    """What an evaluator needs to know of the configuration (picklable, hashable)."""
+
+    learners: tuple[str, ...]
+    window: tuple[tuple[str, Any], ...] = (("kind", "adwin"), ("delta", 0.002))
+    report_every: int = 1000
+    page_hinkley: tuple[tuple[str, Any], ...] | None = (("mode", "up"),)
+    adwin_alarms: bool = True
+    adwin_delta: float = 0.002  # for the alarm detector when the window is not ADWIN's own
+    q_fading: float = 0.999
+    positive: Hashable | None = None  # None: the class seen first
+    normalize: tuple[str, ...] = ()
+    max_matrices: int = 40_000
+    pair_window_cap: int = 65_536  # McNemar over an ADWIN window: at most this many examples
+
+    @property
+    def window_spec(self) -> dict[str, Any]:
+        return dict(self.window)
+
+
+class _PairCounts:
+    """McNemar's ``a`` (A wrong, B right) and ``b`` (the opposite) over a pair's shared window.
+
+    Cumulative: every example; fading: faded like the window; sliding and ADWIN: the last
+    ``min(size_A, size_B)`` examples, the ones both learners' windows hold (ADWIN windows are
+    suffixes of the scored examples), at most ``cap`` of them.
+    """
+
+    def __init__(self, kind: str, alpha: float, cap: int):
+        self.kind = kind
+        self.alpha = alpha
+        self.cap = cap
+        self.a = 0.0
+        self.b = 0.0
+        self._recent: deque[int] | None = deque() if kind in ("sliding", "adwin") else None
+
+    def update(self, code: int, shared: float) -> None:
+        """``code``: 1 for A wrong and B right, 2 for the opposite, 0 otherwise."""
+        if self.kind == "fading":
+            self.a *= self.alpha
+            self.b *= self.alpha
+        if code == 1:
+            self.a += 1
+        elif code == 2:
+            self.b += 1
+        recent = self._recent
+        if recent is not None:
+            recent.append(code)
+            keep = min(shared, self.cap)
+            while len(recent) > keep:
+                old = recent.popleft()
+                if old == 1:
+                    self.a -= 1
+                elif old == 2:
+                    self.b -= 1
+
+
+@dataclass
+class _LearnerState:
+    window: Window
+    page_hinkley: PageHinkley | None
+    adwin: ADWIN | None  # alarm detector, when the window is not an ADWIN window
+    faded_loss: float = 0.0
+    wrong: list[bool] = field(default_factory=list)
+    sizes: list[float] = field(default_factory=list)
+
+
+class FoldEvaluator:
+    """Scores every learner of one fold of one stream; see the module docstring.
+
+    >>> from foldstream.operators.records import PredictionBatch
+    >>> ev = FoldEvaluator("s", 0, EvalPlan(("a", "b"), report_every=2))
+    >>> def batch(name, preds):
+    ...     return PredictionBatch("s", 0, name, 0, 0, [0, 1, 1], [-1, 0, 1], preds, [True] * 3,
+    ...                            ["x", "y"], final=True)
+    >>> ev.add(batch("a", [0, 1, 0]))
+    []
+    >>> reports = ev.add(batch("b", [0, 0, 1]))
+    >>> [(r.position, r.final, r.learners["a"]["values"]["accuracy"]) for r in reports]
+    [(2, False, 1.0), (3, True, 0.6666666666666666)]
+    >>> reports[-1].pairs["a|b"]["a"], reports[-1].pairs["a|b"]["b"]
+    (1.0, 1.0)
+    """
+
+    def __init__(self, stream: str, fold: int, plan: EvalPlan):
+        self.stream = stream
+        self.fold = fold
+        self.plan = plan
+        spec = plan.window_spec
+        self._kind = spec["kind"]
+        self._learners: dict[str, _LearnerState] = {}
+        for name in plan.learners:
+            window = make_window(self._kind, size=spec.get("size"), alpha=spec.get("alpha"),
+                                 delta=spec.get("delta"))
+            ph = PageHinkley(**dict(plan.page_hinkley)) if plan.page_hinkley is not None else None
+            alarm_adwin = ADWIN(delta=plan.adwin_delta) if plan.adwin_alarms and self._kind != "adwin" else None
+            self._learners[name] = _LearnerState(window, ph, alarm_adwin)
+        self._pairs = {
+            pair_key(a, b): (a, b, _PairCounts(self._kind, spec.get("alpha") or 1.0, plan.pair_window_cap))
+            for a, b in combinations(plan.learners, 2)
+        }
+        self._pending: dict[int, dict[str, PredictionBatch]] = {}
+        self._next_seq = 0
+        self._alarms: list[tuple[int, str, str]] = []
+        self._classes: list[Hashable] = []
+        self._n_classes = 0  # classes of the stream seen up to the current position
+        self._last: FoldReport | None = None
+        self.position = 0
+
+    # ---------------------------------------------------------------------------------------
+    def add(self, batch: PredictionBatch) -> list[FoldReport]:
+        """Take one learner's predictions; score every batch for which all learners are in."""
+        self._pending.setdefault(batch.seq, {})[batch.learner] = batch
+        reports: list[FoldReport] = []
+        while len(self._pending.get(self._next_seq, ())) == len(self._learners):
+            reports.extend(self._score(self._pending.pop(self._next_seq)))
+            self._next_seq += 1
+        return reports
+
+    def _score(self, batches: dict[str, PredictionBatch]) -> list[FoldReport]:
+        first = next(iter(batches.values()))
+        self._classes = first.classes
+        n, start, every = len(first), first.start, self.plan.report_every
+        reports = []
+        i0 = 0
+        # Cut the batch at reporting positions, so every report sees exactly the examples up to
+        # its position whatever the batch size.
+        for i1 in range(every - start % every, n + 1, every):
+            self._score_segment(batches, first, i0, i1)
+            self.position = start + i1
+            i0 = i1
+            reports.append(self._snapshot(final=first.final and i1 == n))
+        if i0 < n:
+            self._score_segment(batches, first, i0, n)
+            self.position = start + n
+        if first.final and (not reports or not reports[-1].final):
+            reports.append(self._snapshot(final=True))
+        return reports
+
+    def _score_segment(self, batches: dict[str, PredictionBatch], first: PredictionBatch,
+                       i0: int, i1: int) -> None:
+        y, prev, scored, start = first.y, first.prev_y, first.scored, first.start
+        if i1 > i0:
+            # A batch's class list runs to its end; a report must know only what came before it.
+            self._n_classes = max(self._n_classes, max(y[i0:i1]) + 1)
+        fading, track_sizes = self.plan.q_fading, self._kind in ("sliding", "adwin")
+        alarms = self._alarms
+        for name, state in self._learners.items():
+            y_pred = batches[name].y_pred
+            window = state.window
+            update = window.update
+            own_adwin = self._kind == "adwin" and self.plan.adwin_alarms
+            ph, alarm_adwin = state.page_hinkley, state.adwin
+            loss_sum = state.faded_loss
+            wrong, sizes = [], []
+            for i in range(i0, i1):
+                if not scored[i]:
+                    continue
+                t, p = y[i], y_pred[i]
+                update(t, p, prev[i])
+                loss = t != p
+                wrong.append(loss)
+                loss_sum = loss + fading * loss_sum
+                if track_sizes:
+                    sizes.append(window.size)
+                if own_adwin and window.drift:
+                    alarms.append((start + i + 1, name, "adwin"))
+                if alarm_adwin is not None:
+                    alarm_adwin.update(float(loss))
+                    if alarm_adwin.drift_detected:
+                        alarms.append((start + i + 1, name, "adwin"))
+                if ph is not None:
+                    ph.update(float(loss))
+                    if ph.drift_detected:
+                        alarms.append((start + i + 1, name, "page_hinkley"))
+            state.faded_loss = loss_sum
+            state.wrong, state.sizes = wrong, sizes
+        for a, b, counts in self._pairs.values():
+            sa, sb = self._learners[a], self._learners[b]
+            for j, (wa, wb) in enumerate(zip(sa.wrong, sb.wrong)):
+                code = 1 if wa and not wb else 2 if wb and not wa else 0
+                counts.update(code, min(sa.sizes[j], sb.sizes[j]) if track_sizes else 0)
+
+    def _snapshot(self, final: bool) -> FoldReport:
+        classes = self._classes[: self._n_classes]
+        positive = self.plan.positive
+        pos_code = 0 if positive is None else (classes.index(positive) if positive in classes else -1)
+        learners: dict[str, dict[str, Any]] = {}
+        norm: dict[str, dict[str, Any]] = {}
+        for name, state in self._learners.items():
+            counts = state.window.counts()
+            values = measures.compute(counts, classes, pos_code)
+            if self.plan.normalize:
+                binary = measures.binary_counts(counts, pos_code, len(classes))
+                norm[name] = self._normalize(values, binary)
+            learners[name] = {"values": values, "window_size": state.window.size}
+        pairs = {
+            key: {"a": c.a, "b": c.b, "loss_a": self._learners[a].faded_loss,
+                  "loss_b": self._learners[b].faded_loss}
+            for key, (a, b, c) in self._pairs.items()
+        }
+        report = FoldReport(self.stream, self.fold, self.position, final, learners, pairs,
+                            self._alarms, norm)
+        self._alarms = []
+        return report
+
+    def _normalize(self, values: dict[str, Any], binary: tuple[float, ...] | None) -> dict[str, Any]:
+        """Brzezinski et al.'s normalisation of the binary window's measures (METHOD.md §8)."""
+        info: dict[str, Any] = {"positives": None, "negatives": None, "scaled": False}
+        if binary is None:
+            for m in self.plan.normalize:
+                values[f"norm_{m}"] = None
+            return info
+        tp, fn, fp, tn = binary
+        positives, negatives = round(tp + fn), round(fp + tn)
+        for m in self.plan.normalize:
+            raw = normalization.binary_measure(m, tp, fn, fp, tn)
+            value = None if raw != raw else float(raw)  # NaN: undefined
+            values[f"norm_{m}"], used = normalization.normalize(
+                m, positives, negatives, value, max_matrices=self.plan.max_matrices)
+            info = {"positives": used["positives"], "negatives": used["negatives"],
+                    "scaled": used["scaled"]}
+        return info

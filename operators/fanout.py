@@ -1,0 +1,128 @@
+"""The first stages, one instance per stream: micro-batching and the k-fold fan-out.
+
+Both keep explicit, picklable state for one stream, so that a Flink job can hold one of each in
+keyed state (keyed by stream: PLATFORM.md shows folds receiving batches out of order when the
+fan-out of one stream ran in two subtasks) and the in-process engine a dict of them.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from foldstream.operators.records import Example, ExampleBatch, FoldBatch, Label
+from foldstream.operators.weights import fold_weights
+
+
+class Batcher:
+    """Gives each accepted example of a stream its position and groups them into batches.
+
+    >>> b = Batcher("s", batch_size=2)
+    >>> [len(x) for x in b.add(Example("s", {}, 1))], [x.start for x in b.add(Example("s", {}, 0))]
+    ([], [0])
+    >>> b.position, [(x.start, len(x), x.final) for x in b.flush(final=True)]
+    (2, [(2, 0, True)])
+    """
+
+    def __init__(self, stream: str, batch_size: int):
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self.stream = stream
+        self.batch_size = batch_size
+        self.position = 0  # examples accepted so far
+        self.seq = 0
+        self._keys: list[int | str] = []
+        self._xs: list[dict] = []
+        self._ys: list[Label] = []
+
+    def add(self, example: Example) -> list[ExampleBatch]:
+        self.position += 1
+        self._keys.append(self.position if example.key is None else example.key)
+        self._xs.append(example.x)
+        self._ys.append(example.y)
+        if len(self._ys) >= self.batch_size:
+            return [self._emit(final=False)]
+        return []
+
+    def flush(self, final: bool = False) -> list[ExampleBatch]:
+        """Emit what is pending (a timer, or the end of a bounded input when ``final``)."""
+        if self._ys or final:
+            return [self._emit(final)]
+        return []
+
+    def _emit(self, final: bool) -> ExampleBatch:
+        n = len(self._ys)
+        batch = ExampleBatch(self.stream, self.seq, self.position - n, self._keys, self._xs,
+                             self._ys, final)
+        self.seq += 1
+        self._keys, self._xs, self._ys = [], [], []
+        return batch
+
+
+@dataclass(frozen=True, slots=True)
+class FanOutPlan:
+    """What the fan-out needs to know of the evaluation (a picklable subset of the config)."""
+
+    mode: str = "bootstrap"
+    folds: int = 10
+    seed: int = 1
+    fold_choice: str = "random"
+    lags: int = 0  # the most previous labels any learner's temporal wrapper asks for
+
+    @property
+    def k(self) -> int:
+        return 1 if self.mode == "single" else self.folds
+
+
+class FanOut:
+    """Turns an example batch of one stream into one :class:`FoldBatch` per fold.
+
+    It draws the weights (METHOD.md §2), encodes labels as class codes in order of first
+    appearance in the stream, and attaches the stream's previous label of each example (the
+    persistent baseline's prediction) and the previous ``plan.lags`` labels.
+
+    >>> f = FanOut("s", FanOutPlan(mode="cv", folds=3))
+    >>> out = f.process(ExampleBatch("s", 0, 0, [1, 2, 3], [{}, {}, {}], ["b", "a", "b"]))
+    >>> len(out), out[0].y, out[0].prev_y, out[0].classes
+    (3, [0, 1, 0], [-1, 0, 1], ['b', 'a'])
+    >>> [sum(col) for col in zip(*(fb.weights for fb in out))]
+    [2, 2, 2]
+    """
+
+    def __init__(self, stream: str, plan: FanOutPlan):
+        self.stream = stream
+        self.plan = plan
+        self.classes: list[Label] = []
+        self._codes: dict[Label, int] = {}
+        self._recent: deque[Label] = deque(maxlen=max(1, plan.lags))  # most recent last
+
+    def _code(self, label: Label) -> int:
+        code = self._codes.get(label)
+        if code is None:
+            code = self._codes[label] = len(self.classes)
+            self.classes.append(label)
+        return code
+
+    def process(self, batch: ExampleBatch) -> list[FoldBatch]:
+        plan = self.plan
+        n = len(batch)
+        positions = np.arange(batch.start + 1, batch.start + n + 1)
+        weights = fold_weights(plan.mode, plan.k, plan.seed, self.stream, batch.keys, positions,
+                               plan.fold_choice)
+        y, prev_y = [], []
+        lags: list[tuple[Label, ...]] | None = [] if plan.lags else None
+        for label in batch.ys:
+            prev_y.append(self._codes[self._recent[-1]] if self._recent else -1)
+            if lags is not None:
+                lags.append(tuple(reversed(self._recent)))
+            y.append(self._code(label))
+            self._recent.append(label)
+        classes = list(self.classes)
+        columns = weights.T.tolist()
+        return [
+            FoldBatch(self.stream, fold, batch.seq, batch.start, batch.xs, y, prev_y,
+                      columns[fold], classes, lags, batch.final)
+            for fold in range(plan.k)
+        ]

@@ -1,0 +1,291 @@
+"""Windows over one evaluator's scored examples (METHOD.md §3, §4).
+
+A window keeps the weighted confusion counts of the examples it covers, together with how many
+of them the two label-only baselines got right, so that ``p0``, ``pc``, ``pm`` and ``pper`` are
+always measured over the same examples. Each example is a triple of class codes: the true class
+``t``, the prediction ``p`` (-1: none) and the stream's previous label ``prev`` (-1: none),
+which is the persistent baseline's prediction. The majority baseline predicts the most frequent
+true class of the window *before* the example; ties go to the smallest code, the class seen
+first in the stream.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from river.drift import ADWIN
+
+
+@dataclass(slots=True)
+class Counts:
+    """A read-only view of a window's counts (fading already applied).
+
+    ``cm[(t, p)]`` is the weight of true class ``t`` predicted as ``p``; ``rows[t]`` the weight of
+    true class ``t``; ``maj`` and ``per`` the weight the majority and persistent baselines got
+    right; ``n`` the total weight.
+    """
+
+    n: float
+    cm: dict[tuple[int, int], float]
+    rows: dict[int, float]
+    maj: float
+    per: float
+
+
+class Window:
+    """Base class: exact integer counts with add and remove; subclasses decide what leaves."""
+
+    kind = "cumulative"
+
+    def __init__(self) -> None:
+        self._cm: dict[tuple[int, int], int] = {}
+        self._rows: dict[int, int] = {}
+        self._maj = 0
+        self._per = 0
+        self._n = 0
+        self._majority = -1  # the majority baseline's current prediction
+        self.drift = False  # set by windows that detect change (ADWIN)
+
+    @property
+    def size(self) -> float:
+        """The number of examples (fading: their total weight) in the window."""
+        return self._n
+
+    def majority(self) -> int:
+        return self._majority
+
+    def _add(self, t: int, p: int, maj_ok: int, per_ok: int) -> None:
+        cm, rows = self._cm, self._rows
+        cm[t, p] = cm.get((t, p), 0) + 1
+        rt = rows[t] = rows.get(t, 0) + 1
+        self._maj += maj_ok
+        self._per += per_ok
+        self._n += 1
+        m = self._majority
+        if m < 0 or rt > rows[m] or (rt == rows[m] and t < m):
+            self._majority = t
+
+    def _remove(self, cm: dict[tuple[int, int], int], maj: int, per: int, n: int) -> None:
+        own, rows = self._cm, self._rows
+        for (t, p), c in cm.items():
+            left = own[t, p] - c
+            if left:
+                own[t, p] = left
+            else:
+                del own[t, p]
+            left = rows[t] - c
+            if left:
+                rows[t] = left
+            else:
+                del rows[t]
+        self._maj -= maj
+        self._per -= per
+        self._n -= n
+        # Ties go to the class seen first in the stream, the smallest code.
+        self._majority = min(rows, key=lambda c: (-rows[c], c)) if rows else -1
+
+    def update(self, t: int, p: int, prev: int) -> None:
+        """Score one example: the baselines first (from the window before it), then add it."""
+        self._add(t, p, int(self._majority == t), int(prev == t))
+
+    def counts(self) -> Counts:
+        return Counts(float(self._n), {k: float(v) for k, v in self._cm.items()},
+                      {k: float(v) for k, v in self._rows.items()}, float(self._maj),
+                      float(self._per))
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind}
+
+
+class CumulativeWindow(Window):
+    """Every scored example since the start.
+
+    >>> w = CumulativeWindow()
+    >>> for t, p, prev in [(0, 0, -1), (1, 0, 0), (1, 1, 1)]:
+    ...     w.update(t, p, prev)
+    >>> c = w.counts(); (c.n, c.maj, c.per, w.majority())
+    (3.0, 0.0, 1.0, 1)
+    """
+
+
+class SlidingWindow(Window):
+    """The last ``size`` scored examples.
+
+    >>> w = SlidingWindow(2)
+    >>> for t, p, prev in [(0, 0, -1), (1, 0, 0), (1, 1, 1)]:
+    ...     w.update(t, p, prev)
+    >>> c = w.counts(); (c.n, c.cm, w.majority())
+    (2.0, {(1, 0): 1.0, (1, 1): 1.0}, 1)
+    """
+
+    kind = "sliding"
+
+    def __init__(self, size: int):
+        super().__init__()
+        if size < 1:
+            raise ValueError("a sliding window needs size >= 1")
+        self.width = size
+        self._buffer: deque[tuple[int, int, int, int]] = deque()
+
+    def update(self, t: int, p: int, prev: int) -> None:
+        maj_ok, per_ok = int(self._majority == t), int(prev == t)
+        if len(self._buffer) == self.width:
+            ot, op, omaj, oper = self._buffer.popleft()
+            self._remove({(ot, op): 1}, omaj, oper, 1)
+        self._buffer.append((t, p, maj_ok, per_ok))
+        self._add(t, p, maj_ok, per_ok)
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "size": self.width}
+
+
+class FadingWindow(Window):
+    """Every count is multiplied by ``alpha`` before each new example is added (Gama et al.).
+
+    Fading is applied lazily: counts are stored divided by a running scale ``alpha**t`` and
+    multiplied back when read, so an update costs O(1) rather than one multiply per count.
+
+    >>> w = FadingWindow(0.5)
+    >>> for t, p, prev in [(0, 0, -1), (1, 0, 0), (1, 1, 1)]:
+    ...     w.update(t, p, prev)
+    >>> c = w.counts(); (c.n, c.cm, c.per)
+    (1.75, {(0, 0): 0.25, (1, 0): 0.5, (1, 1): 1.0}, 1.0)
+    """
+
+    kind = "fading"
+    _RESCALE_BELOW = 1e-150
+
+    def __init__(self, alpha: float):
+        super().__init__()
+        if not 0.0 < alpha <= 1.0:
+            raise ValueError("a fading factor must be in (0, 1]")
+        self.alpha = alpha
+        self._scale = 1.0  # stored value * scale = faded value
+        self._cm: dict[tuple[int, int], float] = {}  # type: ignore[assignment]
+
+    @property
+    def size(self) -> float:
+        return self._n * self._scale
+
+    def update(self, t: int, p: int, prev: int) -> None:
+        maj_ok, per_ok = int(self._majority == t), int(prev == t)
+        self._scale *= self.alpha
+        if self._scale < self._RESCALE_BELOW:
+            self._rescale()
+        inc = 1.0 / self._scale
+        cm, rows = self._cm, self._rows
+        cm[t, p] = cm.get((t, p), 0.0) + inc
+        rt = rows[t] = rows.get(t, 0.0) + inc
+        self._maj += maj_ok * inc
+        self._per += per_ok * inc
+        self._n += inc
+        m = self._majority
+        if m < 0 or rt > rows[m] or (rt == rows[m] and t < m):
+            self._majority = t
+
+    def _rescale(self) -> None:
+        s = self._scale
+        self._cm = {k: v * s for k, v in self._cm.items()}
+        self._rows = {k: v * s for k, v in self._rows.items()}
+        self._maj *= s
+        self._per *= s
+        self._n *= s
+        self._scale = 1.0
+
+    def counts(self) -> Counts:
+        s = self._scale
+        return Counts(self._n * s, {k: v * s for k, v in self._cm.items()},
+                      {k: v * s for k, v in self._rows.items()}, self._maj * s, self._per * s)
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "alpha": self.alpha}
+
+
+class AdwinWindow(Window):
+    """ADWIN's current window over the 0/1 loss, in O(log W) memory.
+
+    ``river.drift.ADWIN`` decides the window. Its exponential histogram is mirrored here bucket
+    for bucket (same sizes, same merges, ``max_buckets`` per level), each bucket holding the
+    confusion counts of its examples, so that when ADWIN drops its oldest buckets the same
+    examples leave these counts. river's ADWIN also restarts from an empty window on the update
+    after it detects a change; the mirror restarts with it.
+
+    >>> w = AdwinWindow(delta=0.002)
+    >>> for i in range(2000):
+    ...     w.update(0, 0 if i < 1000 else 1, 0)
+    >>> w.size < 1000, w.size == w.adwin.width
+    (True, True)
+    """
+
+    kind = "adwin"
+
+    def __init__(self, delta: float = 0.002, max_buckets: int = 5, clock: int = 32):
+        super().__init__()
+        self.delta = delta
+        self.adwin = ADWIN(delta=delta, clock=clock, max_buckets=max_buckets)
+        self._max_buckets = max_buckets
+        # _levels[i]: buckets of 2**i examples, oldest first: [n, maj, per, {(t, p): count}]
+        self._levels: list[list[list[Any]]] = [[]]
+
+    def update(self, t: int, p: int, prev: int) -> None:
+        adwin = self.adwin
+        if adwin.drift_detected:  # river restarts ADWIN from scratch on this update
+            Window.__init__(self)
+            self._levels = [[]]
+        maj_ok, per_ok = int(self._majority == t), int(prev == t)
+        self._add(t, p, maj_ok, per_ok)
+        self._insert([1, maj_ok, per_ok, {(t, p): 1}])
+        adwin.update(0.0 if t == p else 1.0)
+        self.drift = adwin.drift_detected
+        width = adwin.width
+        while self._n > width:
+            n, maj, per, cm = self._pop_oldest()
+            self._remove(cm, maj, per, n)
+        if self._n != width:  # the mirror is exact by construction; never guess silently
+            raise RuntimeError(f"ADWIN window mirror out of step: {self._n} != {width}")
+
+    def _insert(self, bucket: list[Any]) -> None:
+        levels, limit = self._levels, self._max_buckets + 1
+        levels[0].append(bucket)
+        i = 0
+        while len(levels[i]) == limit:
+            if i + 1 == len(levels):
+                levels.append([])
+            a, b = levels[i][0], levels[i][1]
+            cm = dict(a[3])
+            for key, c in b[3].items():
+                cm[key] = cm.get(key, 0) + c
+            del levels[i][:2]
+            levels[i + 1].append([a[0] + b[0], a[1] + b[1], a[2] + b[2], cm])
+            i += 1
+
+    def _pop_oldest(self) -> list[Any]:
+        top = self._levels[-1]
+        bucket = top.pop(0)
+        if not top:
+            self._levels.pop()
+        return bucket
+
+    @property
+    def buckets(self) -> int:
+        """How many summaries the window holds: O(log W)."""
+        return sum(len(level) for level in self._levels)
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "delta": self.delta}
+
+
+def make_window(kind: str, *, size: int | None = None, alpha: float | None = None,
+                delta: float | None = None) -> Window:
+    """A fresh window of the configured kind (METHOD.md §4)."""
+    if kind == "cumulative":
+        return CumulativeWindow()
+    if kind == "sliding":
+        return SlidingWindow(int(size or 1000))
+    if kind == "fading":
+        return FadingWindow(float(alpha if alpha is not None else 0.999))
+    if kind == "adwin":
+        return AdwinWindow(float(delta if delta is not None else 0.002))
+    raise ValueError(f"unknown window kind {kind!r}")
