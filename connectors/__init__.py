@@ -1,1 +1,1 @@
-"""x"""
+"""Sources (files, river generators, Kafka) and sinks (JSON Lines files, stdout, Kafka)."""

@@ -1,1 +1,1 @@
-"""x"""
+"""Configuration, the command line, the in-process engine and the Flink wiring."""

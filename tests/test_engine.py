@@ -213,3 +213,26 @@ def test_summary_counts_and_every_record_is_json(tmp_path):
     assert [r["position"] for r in parsed if r["type"] == "measures"] == [200, 200, 400, 400, 500, 500]
     assert result.examples == 500 and result.rejected == 0
     assert parsed[-1]["type"] == "summary" and len(parsed[-1]["measures"]) == 2
+
+
+def test_bad_json_lines_are_dead_lettered_and_the_run_goes_on(tmp_path):
+    good = [json.dumps({"a": i % 5, "b": (i * 7) % 3, "target": "x" if i % 3 else "y"}) for i in range(300)]
+    bad = {
+        "not json": "{a: 1,",
+        "not an object": "[1, 2, 3]",
+        "missing label": '{"a": 1, "b": 2}',
+        "empty label": '{"a": 1, "b": 2, "target": ""}',
+        "text feature": '{"a": "one", "b": 2, "target": "x"}',
+        "NaN feature": '{"a": NaN, "b": 2, "target": "x"}',
+        "infinite feature": '{"a": Infinity, "b": 2, "target": "x"}',
+    }
+    lines = good[:100] + list(bad.values()) + good[100:]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    cfg = load_config(None, [f"source.path={path}", TWO_LEARNERS, "evaluation.folds=3",
+                             "evaluation.report_every=100"])
+    records, rejected = evaluate_to_list(make_plans(cfg), open_source(cfg))
+    assert [r["record"] for r in rejected] == list(bad.values())
+    assert all(r["reason"] and r["position"] == 100 for r in rejected)
+    summary = records[-1]
+    assert (summary["position"], summary["examples_rejected"], summary["examples_read"]) == (300, 7, 307)

@@ -1,0 +1,232 @@
+"""Kafka helpers on kafka-python (no pyflink): topics, test data, reading a topic back, probes.
+
+Messages follow METHOD.md §1: the key is the stream name (UTF-8), the value one JSON row (or a
+JSON array of rows). These helpers serve tests, benchmarks and the pre-flight check of a job:
+
+* :func:`check_bootstrap` fails within seconds, naming the bootstrap servers, when no broker
+  answers (a Flink job would otherwise retry for minutes);
+* :func:`produce_jsonl` can send and wait for every record, so that each record is its own batch
+  (Tansu reports a partition's end offset as the first offset of its last batch plus one);
+* :func:`read_topic` uses ``assign``, not a consumer group (Tansu's group ``subscribe`` receives
+  nothing), and reads every partition from its beginning to its current end.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+_CLIENT_ID = "foldstream"
+
+
+class KafkaUnavailable(RuntimeError):
+    """No Kafka broker answered at the configured bootstrap servers."""
+
+
+def _servers(bootstrap: str | Sequence[str]) -> list[str]:
+    if isinstance(bootstrap, str):
+        return [s.strip() for s in bootstrap.split(",") if s.strip()]
+    return list(bootstrap)
+
+
+def _encode(v: Any) -> bytes | None:
+    if v is None or isinstance(v, bytes):
+        return v
+    return str(v).encode("utf-8")
+
+
+def check_bootstrap(bootstrap: str | Sequence[str], timeout_s: float = 5.0,
+                    topics: Iterable[str] = ()) -> dict[str, int]:
+    """Connect to the cluster and fetch metadata, or raise :class:`KafkaUnavailable` within about
+    ``timeout_s`` seconds. With ``topics``, also check that they exist and return their partition
+    counts (``{topic: partitions}``); a missing topic raises :class:`KafkaUnavailable` too."""
+    from kafka import KafkaConsumer
+    from kafka.errors import KafkaConfigurationError, KafkaError
+
+    servers = _servers(bootstrap)
+    where = ",".join(servers)
+    timeout_ms = max(500, int(timeout_s * 1000))
+    consumer = None
+    t0 = time.monotonic()
+    try:
+        consumer = KafkaConsumer(bootstrap_servers=servers, client_id=f"{_CLIENT_ID}-probe",
+                                 enable_auto_commit=False, request_timeout_ms=timeout_ms,
+                                 bootstrap_timeout_ms=timeout_ms, reconnect_backoff_max_ms=500)
+        consumer.bootstrap(timeout_ms=timeout_ms)
+        found: dict[str, int] = {}
+        wanted = list(topics)
+        if wanted:
+            existing = consumer.topics()
+            missing = [t for t in wanted if t not in existing]
+            if missing:
+                raise KafkaUnavailable(
+                    f"Kafka at {where}: topic(s) {', '.join(missing)} do not exist")
+            for t in wanted:
+                found[t] = len(consumer.partitions_for_topic(t) or ())
+        return found
+    except (KafkaUnavailable, KafkaConfigurationError):
+        raise
+    except (KafkaError, OSError) as exc:
+        raise KafkaUnavailable(
+            f"no Kafka broker reachable at bootstrap servers {where} "
+            f"(gave up after {time.monotonic() - t0:.1f}s: {type(exc).__name__}: {exc})") from exc
+    finally:
+        if consumer is not None:
+            try:
+                consumer.close(autocommit=False, timeout_ms=1000)
+            except Exception:
+                pass
+
+
+def create_topics(bootstrap: str | Sequence[str], names: Iterable[str], partitions: int = 1,
+                  replication: int = 1, timeout_s: float = 15.0) -> None:
+    """Create topics; ones that already exist are left as they are."""
+    from kafka.admin import KafkaAdminClient, NewTopic
+    from kafka.errors import TopicAlreadyExistsError
+
+    admin = KafkaAdminClient(bootstrap_servers=_servers(bootstrap), client_id=f"{_CLIENT_ID}-admin",
+                             request_timeout_ms=int(timeout_s * 1000))
+    try:
+        for name in names:  # one at a time, so that one existing topic does not hide the others
+            try:
+                admin.create_topics([NewTopic(name=name, num_partitions=partitions,
+                                              replication_factor=replication)],
+                                    timeout_ms=int(timeout_s * 1000))
+            except TopicAlreadyExistsError:
+                pass
+    finally:
+        admin.close()
+
+
+def produce_jsonl(bootstrap: str | Sequence[str], topic: str, key: str | bytes | None,
+                  rows: Iterable[Any], one_per_batch: bool = True, partition: int | None = None,
+                  timeout_s: float = 30.0) -> int:
+    """Send each row as one message keyed ``key``; dicts and lists become JSON, strings and bytes
+    go as they are. ``one_per_batch`` waits for each record before the next, so every record is
+    its own batch. Returns the number of messages sent."""
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=_servers(bootstrap), client_id=f"{_CLIENT_ID}-producer",
+                             acks="all", linger_ms=0 if one_per_batch else 5,
+                             request_timeout_ms=int(timeout_s * 1000))
+    k = _encode(key)
+    n = 0
+    try:
+        futures = []
+        for row in rows:
+            value = row if isinstance(row, (str, bytes)) else json.dumps(row, separators=(",", ":"))
+            fut = producer.send(topic, key=k, value=_encode(value), partition=partition)
+            if one_per_batch:
+                fut.get(timeout=timeout_s)
+            else:
+                futures.append(fut)
+            n += 1
+        producer.flush(timeout=timeout_s)
+        for fut in futures:
+            fut.get(timeout=timeout_s)
+    finally:
+        producer.close(timeout=timeout_s)
+    return n
+
+
+def end_offsets(bootstrap: str | Sequence[str], topic: str, timeout_s: float = 10.0,
+                exact: bool = False) -> dict[int, int]:
+    """``{partition: end offset}`` (the offset after the last message) of every partition.
+
+    ``exact=False`` returns what the broker reports (``ListOffsets`` latest). On Tansu that is
+    the first offset of the last batch plus one, short of the true end when the last batch holds
+    several records. ``exact=True`` corrects it: it fetches from the reported end minus one,
+    which returns the whole last batch, and takes the larger of the reported end and the last
+    offset read plus one (the same answer on a correct broker, at the price of one fetch).
+    """
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=_servers(bootstrap), enable_auto_commit=False,
+                             client_id=f"{_CLIENT_ID}-offsets", group_id=None)
+    try:
+        tps = [TopicPartition(topic, p) for p in _partitions(consumer, topic, timeout_s)]
+        ends = {tp.partition: off for tp, off in
+                consumer.end_offsets(tps, timeout_ms=int(timeout_s * 1000)).items()}
+        if exact:
+            todo = [tp for tp in tps if ends[tp.partition] > 0]
+            if todo:
+                consumer.assign(todo)
+                for tp in todo:
+                    consumer.seek(tp, ends[tp.partition] - 1)
+                deadline = time.monotonic() + min(timeout_s, 5.0)
+                pending = {tp.partition for tp in todo}
+                while pending and time.monotonic() < deadline:
+                    for tp, records in consumer.poll(timeout_ms=200).items():
+                        if records:
+                            last = max(r.offset for r in records) + 1
+                            ends[tp.partition] = max(ends[tp.partition], last)
+                            pending.discard(tp.partition)
+                # Still pending: the last batch holds no data records (e.g. a transaction
+                # marker); the reported end stands.
+        return ends
+    finally:
+        consumer.close(autocommit=False)
+
+
+def _partitions(consumer, topic: str, timeout_s: float) -> list[int]:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        parts = consumer.partitions_for_topic(topic)
+        if parts:
+            return sorted(parts)
+        if time.monotonic() > deadline:
+            raise KafkaUnavailable(f"topic {topic!r} has no partitions (does it exist?)")
+        time.sleep(0.1)
+
+
+def read_topic(bootstrap: str | Sequence[str], topic: str, timeout_s: float = 30.0,
+               decode: bool = True, isolation_level: str = "read_uncommitted",
+               with_offsets: bool = False) -> list[tuple]:
+    """Every message of ``topic`` from the beginning to the end offsets found at the start, as
+    ``(key, value)`` (``(partition, offset, key, value)`` with ``with_offsets``), partition by
+    partition in offset order. Keys and values are decoded as UTF-8 unless ``decode=False``.
+
+    Raises ``TimeoutError`` when the end is not reached within ``timeout_s``."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=_servers(bootstrap), enable_auto_commit=False,
+                             client_id=f"{_CLIENT_ID}-reader", group_id=None,
+                             auto_offset_reset="earliest", isolation_level=isolation_level)
+    try:
+        deadline = time.monotonic() + timeout_s
+        tps = [TopicPartition(topic, p) for p in _partitions(consumer, topic, timeout_s)]
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        ends = consumer.end_offsets(tps, timeout_ms=int(timeout_s * 1000))
+        got: dict[int, list] = {tp.partition: [] for tp in tps}
+
+        def _take(batch) -> int:
+            n = 0
+            for tp, records in batch.items():
+                for r in records:
+                    k, v = r.key, r.value
+                    if decode:
+                        k = None if k is None else k.decode("utf-8")
+                        v = None if v is None else v.decode("utf-8")
+                    got[tp.partition].append((r.partition, r.offset, k, v))
+                    n += 1
+            return n
+
+        while any(consumer.position(tp) < ends[tp] for tp in tps if ends[tp] > 0):
+            if time.monotonic() > deadline:
+                short = {tp.partition: (consumer.position(tp), ends[tp]) for tp in tps}
+                raise TimeoutError(f"read_topic({topic!r}): end not reached in {timeout_s}s "
+                                   f"(partition: (position, end) = {short})")
+            _take(consumer.poll(timeout_ms=200))
+        # Records fetched beyond the end offsets (a whole last batch) are kept too.
+        while _take(consumer.poll(timeout_ms=100)):
+            pass
+    finally:
+        consumer.close(autocommit=False)
+    out = []
+    for p in sorted(got):
+        for part, off, k, v in got[p]:
+            out.append((part, off, k, v) if with_offsets else (k, v))
+    return out

@@ -1,0 +1,355 @@
+"""The PyFlink execution environment, and Kafka sources and sinks for keyed string records.
+
+**Environment.** :func:`make_env` sets what PLATFORM.md found necessary: Python workers in
+separate processes (``_python_worker_execution_mode=process``, otherwise parallelism 2 runs on one
+core), ``set_python_executable(sys.executable)`` (otherwise the workers start a ``python`` without
+pyflink), the Kafka jars as ``file://`` URLs, and :func:`patch_pyflink_kafka`.
+
+**Keys.** A Kafka message's key is the stream name (METHOD.md §1) and must reach the Python
+operators. PyFlink's DataStream ``KafkaSource`` offers only ``set_value_only_deserializer`` (a
+``KafkaRecordDeserializationSchema`` cannot be written in Python, and the connector ships none that
+gives a raw key: ``JSONKeyValueDeserializationSchema`` parses the key as JSON and yields a Jackson
+``ObjectNode``); the DataStream ``KafkaSink`` can set a key serializer, but none of the schemas
+reachable from Python serializes one field of a ``Row`` as raw bytes (``CsvRowSerializationSchema``
+checks the row's arity; with a topic selector PyFlink hands key and value serializer the same
+record). So :func:`kafka_source` and :func:`kafka_sink` use the Kafka *table* connector (same jar,
+public SQL options) with the ``raw`` format for key and value, bridged to the DataStream API with
+``to_data_stream`` / ``from_data_stream`` + ``StatementSet.attach_as_datastream()``: the job stays
+one DataStream job started by ``env.execute()``, and records arrive in Python as
+``Row(key, value, topic, partition, offset)``.
+
+:func:`kafka_value_source` and :func:`kafka_value_sink` are the plain DataStream builders (value
+only, no key), for where a key is not needed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from pyflink.common import Configuration, Types
+from pyflink.datastream import DataStream, StreamExecutionEnvironment
+
+_PATCHED = False
+_TABLE_IDS = itertools.count()
+
+START_MODES = ("earliest", "latest", "committed")
+DELIVERY_GUARANTEES = ("none", "at-least-once", "exactly-once")
+
+#: The columns (and Python ``Row`` fields) of a record read by :func:`kafka_source`.
+SOURCE_FIELDS = ("key", "value", "topic", "partition", "offset")
+#: The type of a keyed record read by :func:`kafka_source`.
+SOURCE_TYPE = Types.ROW_NAMED(list(SOURCE_FIELDS), [Types.STRING(), Types.STRING(), Types.STRING(),
+                                                    Types.INT(), Types.LONG()])
+#: The type that :func:`kafka_sink` expects: ``Row(key, value)``, both strings.
+KEYED_TYPE = Types.ROW_NAMED(["key", "value"], [Types.STRING(), Types.STRING()])
+
+
+# ---------------------------------------------------------------- environment
+
+def patch_pyflink_kafka() -> None:
+    """Point PyFlink's Kafka wrappers at the unshaded Kafka client classes (idempotent).
+
+    PyFlink names ``org.apache.flink.kafka.shaded.org.apache.kafka...`` (the shaded SQL connector
+    jar); the jars we ship are unshaded, so ``KafkaOffsetsInitializer.offsets(...)`` and
+    ``committed_offsets(...)`` would fail with "Could not found the Java class".
+    """
+    global _PATCHED
+    if _PATCHED:
+        return
+    from pyflink.datastream.connectors import kafka as pk
+    from pyflink.java_gateway import get_gateway
+
+    def _to_j_topic_partition(self):
+        return get_gateway().jvm.org.apache.kafka.common.TopicPartition(
+            self._topic, self._partition)
+
+    def _to_j_offset_reset_strategy(self):
+        j_strategy = get_gateway().jvm.org.apache.kafka.clients.consumer.OffsetResetStrategy
+        return getattr(j_strategy, self.name)
+
+    pk.KafkaTopicPartition._to_j_topic_partition = _to_j_topic_partition
+    pk.KafkaOffsetResetStrategy._to_j_offset_reset_strategy = _to_j_offset_reset_strategy
+    _PATCHED = True
+
+
+def make_env(parallelism: int, jars: Iterable[Path | str] = (),
+             config: Mapping[str, str] | None = None) -> StreamExecutionEnvironment:
+    """A local/remote ``StreamExecutionEnvironment`` with Python workers in separate processes.
+
+    ``config`` holds Flink configuration keys (``python.fn-execution.bundle.size``,
+    ``execution.checkpointing.interval``, ...), set before the environment is created.
+    """
+    if parallelism < 1:
+        raise ValueError(f"parallelism must be >= 1, not {parallelism}")
+    # Read by the Python operators when the job starts; without it they run "loopback" inside
+    # this process, and parallelism 2 uses one core.
+    os.environ["_python_worker_execution_mode"] = "process"
+    conf = Configuration()
+    for k, v in (config or {}).items():
+        conf.set_string(str(k), str(v))
+    env = StreamExecutionEnvironment.get_execution_environment(conf)
+    env.set_python_executable(sys.executable)
+    urls = []
+    for j in jars:
+        p = Path(j).expanduser().resolve()
+        if not p.is_file():
+            raise FileNotFoundError(f"jar not found: {p}")
+        urls.append(p.as_uri())
+    if urls:
+        env.add_jars(*urls)
+    env.set_parallelism(parallelism)
+    patch_pyflink_kafka()
+    return env
+
+
+def table_env(env: StreamExecutionEnvironment):
+    """The ``StreamTableEnvironment`` bridged to ``env`` (one per environment, created lazily)."""
+    t_env = getattr(env, "_foldstream_t_env", None)
+    if t_env is None:
+        from pyflink.table import StreamTableEnvironment
+        t_env = StreamTableEnvironment.create(env)
+        env._foldstream_t_env = t_env
+    return t_env
+
+
+# ---------------------------------------------------------------- helpers
+
+def _lit(s: object) -> str:
+    """A SQL string literal."""
+    return "'" + str(s).replace("'", "''") + "'"
+
+
+def _offsets_spec(offsets: Mapping[int, int]) -> str:
+    return ";".join(f"partition:{int(p)},offset:{int(o)}" for p, o in sorted(offsets.items()))
+
+
+def _servers(bootstrap_servers: str | Iterable[str]) -> str:
+    if isinstance(bootstrap_servers, str):
+        return bootstrap_servers
+    return ",".join(bootstrap_servers)
+
+
+def _preflight(bootstrap_servers: str, topics: Iterable[str], timeout_s: float) -> None:
+    from foldstream.connectors.kafka import check_bootstrap
+    check_bootstrap(bootstrap_servers, timeout_s=timeout_s, topics=topics)
+
+
+def _check_start(start: str, group_id: str | None) -> None:
+    if start not in START_MODES:
+        raise ValueError(f"start must be one of {START_MODES}, not {start!r}")
+    if start == "committed" and not group_id:
+        raise ValueError("start: committed needs a group_id")
+
+
+def _check_guarantee(env: StreamExecutionEnvironment | None, guarantee: str,
+                     transactional_id_prefix: str | None) -> None:
+    if guarantee not in DELIVERY_GUARANTEES:
+        raise ValueError(f"delivery_guarantee must be one of {DELIVERY_GUARANTEES}, "
+                         f"not {guarantee!r}")
+    if guarantee == "exactly-once":
+        if not transactional_id_prefix:
+            raise ValueError("delivery_guarantee exactly-once needs a transactional_id_prefix "
+                             "(stable across restarts, unique per job)")
+        if env is not None and not env.get_checkpoint_config().is_checkpointing_enabled():
+            raise ValueError("delivery_guarantee exactly-once commits at checkpoints: enable "
+                             "checkpointing (execution.checkpointing.interval)")
+
+
+# ---------------------------------------------------------------- keyed (table connector)
+
+def kafka_source(env: StreamExecutionEnvironment, bootstrap_servers: str, topic: str,
+                 group_id: str | None = None, start: str = "earliest", bounded: bool = False,
+                 stop_offsets: Mapping[int, int] | None = None,
+                 start_offsets: Mapping[int, int] | None = None,
+                 properties: Mapping[str, str] | None = None, name: str | None = None,
+                 value_bytes: bool = False,
+                 preflight_timeout_s: float | None = 10.0) -> DataStream:
+    """A stream of ``Row(key, value, topic, partition, offset)`` (:data:`SOURCE_TYPE`) read from
+    ``topic``: key and value decoded as UTF-8 (a missing key or value is ``None``, an empty one
+    ``""``; bytes that are not UTF-8 become U+FFFD). ``value_bytes=True`` hands the value over as
+    ``bytes`` instead, for a caller that wants to reject undecodable values with their raw text.
+
+    ``start``: ``earliest`` | ``latest`` | ``committed`` (the group's committed offsets; where the
+    group has none, ``properties['auto.offset.reset']``, default earliest), or explicit
+    ``start_offsets`` ``{partition: offset}``. ``bounded``: stop at the end offsets the broker
+    reports at start (``latest``), or at explicit ``stop_offsets`` ``{partition: offset}``
+    (exclusive; every partition must be listed). Tansu under-reports the end of a partition whose
+    last batch holds several records, so ``latest`` misses that batch there: pass
+    ``stop_offsets=foldstream.connectors.kafka.end_offsets(servers, topic, exact=True)``. Offsets
+    are committed to Kafka (for ``committed``) only when checkpoints complete.
+
+    ``preflight_timeout_s`` (default 10 s; ``None`` skips it): check with kafka-python that a
+    broker answers and the topic exists, and raise :class:`~foldstream.connectors.kafka.KafkaUnavailable`
+    naming the bootstrap servers within that time, instead of a job that retries for minutes.
+    """
+    bootstrap_servers = _servers(bootstrap_servers)
+    _check_start(start, group_id)
+    if preflight_timeout_s is not None:
+        _preflight(bootstrap_servers, [topic], preflight_timeout_s)
+    t_env = table_env(env)
+    opts: dict[str, str] = {
+        "connector": "kafka",
+        "topic": topic,
+        "properties.bootstrap.servers": bootstrap_servers,
+        "key.format": "raw",
+        "key.fields": "key",
+        "value.format": "raw",
+        "value.fields-include": "EXCEPT_KEY",
+    }
+    if group_id:
+        opts["properties.group.id"] = group_id
+    if start_offsets:
+        opts["scan.startup.mode"] = "specific-offsets"
+        opts["scan.startup.specific-offsets"] = _offsets_spec(start_offsets)
+    else:
+        opts["scan.startup.mode"] = {"earliest": "earliest-offset", "latest": "latest-offset",
+                                     "committed": "group-offsets"}[start]
+        if start == "committed" and "auto.offset.reset" not in (properties or {}):
+            opts["properties.auto.offset.reset"] = "earliest"
+    if stop_offsets:
+        opts["scan.bounded.mode"] = "specific-offsets"
+        opts["scan.bounded.specific-offsets"] = _offsets_spec(stop_offsets)
+    elif bounded:
+        opts["scan.bounded.mode"] = "latest-offset"
+    for k, v in (properties or {}).items():
+        opts[f"properties.{k}"] = str(v)
+
+    table = f"foldstream_src_{next(_TABLE_IDS)}"
+    with_clause = ",\n  ".join(f"{_lit(k)} = {_lit(v)}" for k, v in opts.items())
+    t_env.execute_sql(f"""
+        CREATE TEMPORARY TABLE `{table}` (
+          `key` STRING,
+          `value` {"BYTES" if value_bytes else "STRING"},
+          `topic` STRING METADATA FROM 'topic' VIRTUAL,
+          `partition` INT METADATA FROM 'partition' VIRTUAL,
+          `offset` BIGINT METADATA FROM 'offset' VIRTUAL
+        ) WITH (
+          {with_clause}
+        )""")
+    ds = t_env.to_data_stream(t_env.from_path(table))
+    return ds.name(name) if name else ds
+
+
+def kafka_sink(env: StreamExecutionEnvironment, ds: DataStream, bootstrap_servers: str,
+               topic: str, delivery_guarantee: str = "at-least-once",
+               transactional_id_prefix: str | None = None,
+               properties: Mapping[str, str] | None = None,
+               preflight_timeout_s: float | None = 10.0) -> None:
+    """Write ``ds``, a stream of ``Row(key, value)`` of two strings (:data:`KEYED_TYPE`; any
+    two-field string row type will do, by position), to ``topic``: the key as the message key,
+    the value as the message value, both UTF-8. The insert is attached to ``env``; it runs with
+    ``env.execute()``.
+
+    ``delivery_guarantee``: ``at-least-once`` (default: flushes at every checkpoint and at the
+    end), ``none``, or ``exactly-once`` (Kafka transactions committed at checkpoints: needs
+    checkpointing and a ``transactional_id_prefix``; readers must use ``read_committed``).
+    """
+    bootstrap_servers = _servers(bootstrap_servers)
+    _check_guarantee(env, delivery_guarantee, transactional_id_prefix)
+    if preflight_timeout_s is not None:
+        _preflight(bootstrap_servers, [topic], preflight_timeout_s)
+    t_env = table_env(env)
+    opts: dict[str, str] = {
+        "connector": "kafka",
+        "topic": topic,
+        "properties.bootstrap.servers": bootstrap_servers,
+        "key.format": "raw",
+        "key.fields": "key",
+        "value.format": "raw",
+        "value.fields-include": "EXCEPT_KEY",
+        "sink.delivery-guarantee": delivery_guarantee,
+    }
+    if transactional_id_prefix:
+        opts["sink.transactional-id-prefix"] = transactional_id_prefix
+    for k, v in (properties or {}).items():
+        opts[f"properties.{k}"] = str(v)
+    table = f"foldstream_sink_{next(_TABLE_IDS)}"
+    with_clause = ",\n  ".join(f"{_lit(k)} = {_lit(v)}" for k, v in opts.items())
+    t_env.execute_sql(f"""
+        CREATE TEMPORARY TABLE `{table}` (
+          `key` STRING,
+          `value` STRING
+        ) WITH (
+          {with_clause}
+        )""")
+    rows = t_env.from_data_stream(ds)
+    n_fields = len(rows.get_schema().get_field_names())
+    if n_fields != 2:
+        raise TypeError(f"kafka_sink expects Row(key, value) records, got {n_fields} fields "
+                        f"({ds.get_type()}); map to KEYED_TYPE first")
+    statements = t_env.create_statement_set()
+    statements.add_insert(table, rows.alias("key", "value"))
+    statements.attach_as_datastream()
+
+
+# ---------------------------------------------------------------- value only (DataStream API)
+
+def _offsets_initializer(topic: str, offsets: Mapping[int, int]):
+    from pyflink.datastream.connectors.kafka import KafkaOffsetsInitializer, KafkaTopicPartition
+    patch_pyflink_kafka()
+    return KafkaOffsetsInitializer.offsets(
+        {KafkaTopicPartition(topic, int(p)): int(o) for p, o in offsets.items()})
+
+
+def kafka_value_source(bootstrap_servers: str, topic: str, group_id: str | None = None,
+                       start: str = "earliest", bounded: bool = False,
+                       stop_offsets: Mapping[int, int] | None = None,
+                       start_offsets: Mapping[int, int] | None = None,
+                       properties: Mapping[str, str] | None = None):
+    """A DataStream ``KafkaSource`` of message values as strings; the key is NOT available.
+
+    Use it with ``env.from_source(src, WatermarkStrategy.no_watermarks(), "kafka")``. Options as
+    in :func:`kafka_source`.
+    """
+    from pyflink.common.serialization import SimpleStringSchema
+    from pyflink.datastream.connectors.kafka import (KafkaOffsetResetStrategy,
+                                                     KafkaOffsetsInitializer, KafkaSource)
+    patch_pyflink_kafka()
+    _check_start(start, group_id)
+    b = (KafkaSource.builder().set_bootstrap_servers(_servers(bootstrap_servers))
+         .set_topics(topic).set_value_only_deserializer(SimpleStringSchema()))
+    if group_id:
+        b.set_group_id(group_id)
+    if start_offsets:
+        b.set_starting_offsets(_offsets_initializer(topic, start_offsets))
+    elif start == "earliest":
+        b.set_starting_offsets(KafkaOffsetsInitializer.earliest())
+    elif start == "latest":
+        b.set_starting_offsets(KafkaOffsetsInitializer.latest())
+    else:
+        b.set_starting_offsets(KafkaOffsetsInitializer.committed_offsets(
+            KafkaOffsetResetStrategy.EARLIEST))
+    if stop_offsets:
+        b.set_bounded(_offsets_initializer(topic, stop_offsets))
+    elif bounded:
+        b.set_bounded(KafkaOffsetsInitializer.latest())
+    for k, v in (properties or {}).items():
+        b.set_property(k, str(v))
+    return b.build()
+
+
+def kafka_value_sink(bootstrap_servers: str, topic: str,
+                     delivery_guarantee: str = "at-least-once",
+                     transactional_id_prefix: str | None = None,
+                     properties: Mapping[str, str] | None = None):
+    """A DataStream ``KafkaSink`` of string records as message values (no key): ``ds.sink_to(...)``.
+    Options as in :func:`kafka_sink`."""
+    from pyflink.common.serialization import SimpleStringSchema
+    from pyflink.datastream.connectors.base import DeliveryGuarantee
+    from pyflink.datastream.connectors.kafka import KafkaRecordSerializationSchema, KafkaSink
+    _check_guarantee(None, delivery_guarantee, transactional_id_prefix)
+    guarantee = {"none": DeliveryGuarantee.NONE, "at-least-once": DeliveryGuarantee.AT_LEAST_ONCE,
+                 "exactly-once": DeliveryGuarantee.EXACTLY_ONCE}[delivery_guarantee]
+    serializer = (KafkaRecordSerializationSchema.builder().set_topic(topic)
+                  .set_value_serialization_schema(SimpleStringSchema()).build())
+    b = (KafkaSink.builder().set_bootstrap_servers(_servers(bootstrap_servers))
+         .set_record_serializer(serializer).set_delivery_guarantee(guarantee))
+    if transactional_id_prefix:
+        b.set_transactional_id_prefix(transactional_id_prefix)
+    for k, v in (properties or {}).items():
+        b.set_property(k, str(v))
+    return b.build()

@@ -1,0 +1,70 @@
+"""The learner task: fresh clones, weights as sample weight or repetition, holdout, lags."""
+
+from __future__ import annotations
+
+from foldstream.operators.learners import LearnerSpec, LearnerTask, takes_weight
+from foldstream.operators.records import FoldBatch
+
+
+class Counting:
+    """Records every call; ``weighted`` decides whether learn_one declares ``w``."""
+
+    def __init__(self):
+        self.calls: list[tuple] = []
+
+    def predict_one(self, x):
+        self.calls.append(("predict", dict(x)))
+        return "b"
+
+
+class CountingWeighted(Counting):
+    def learn_one(self, x, y, w=1.0):
+        self.calls.append(("learn", y, w))
+
+
+class CountingPlain(Counting):
+    def learn_one(self, x, y):
+        self.calls.append(("learn", y, 1))
+
+
+def batch(weights, lags=None):
+    n = len(weights)
+    return FoldBatch("s", 0, 0, 0, [{"f": float(i)} for i in range(n)], [0, 1, 0][:n], [-1, 0, 1][:n],
+                     list(weights), ["a", "b"], lags)
+
+
+def task(model, prequential=True, lags=0) -> LearnerTask:
+    t = LearnerTask(LearnerSpec("l", "river.naive_bayes.GaussianNB", lags=lags), 0, prequential)
+    t.model, t._weighted = model, takes_weight(model)
+    return t
+
+
+def test_weight_is_a_sample_weight_or_a_repetition():
+    weighted, plain = CountingWeighted(), CountingPlain()
+    task(weighted).process(batch([3, 0, 1]))
+    task(plain).process(batch([3, 0, 1]))
+    assert [c for c in weighted.calls if c[0] == "learn"] == [("learn", "a", 3), ("learn", "a", 1)]
+    assert [c for c in plain.calls if c[0] == "learn"] == [("learn", "a", 1)] * 4
+    # prequential: every example is predicted first, the zero-weight one too
+    assert [c[0] for c in weighted.calls] == ["predict", "learn", "predict", "predict", "learn"]
+
+
+def test_holdout_scores_only_what_it_does_not_train_on():
+    out = task(CountingWeighted(), prequential=False).process(batch([2, 0, 1]))
+    assert out.scored == [False, True, False]
+    assert out.y_pred == [-1, 1, -1]  # "b" is code 1; unscored examples carry -1
+
+
+def test_temporal_wrapper_adds_previous_labels_as_features():
+    model = CountingWeighted()
+    task(model, lags=1).process(batch([1, 1], lags=[(), ("a", "z")]))
+    predicted = [c[1] for c in model.calls if c[0] == "predict"]
+    assert predicted == [{"f": 0.0}, {"f": 1.0, "y_lag1=a": 1.0}]  # only as many lags as asked
+
+
+def test_every_task_gets_a_fresh_clone():
+    spec = LearnerSpec("ht", "river.tree.HoeffdingTreeClassifier", {"grace_period": 50})
+    a, b = LearnerTask(spec, 0), LearnerTask(spec, 1)
+    assert a.model is not b.model and a.model.grace_period == 50
+    a.model.learn_one({"x": 1.0}, "a")
+    assert b.model.predict_one({"x": 1.0}) is None  # b learnt nothing from a
