@@ -1,1 +1,1 @@
-"""x"""
+"""Shipped configurations; ``default.yaml`` is the embedded default of ``foldstream run``."""

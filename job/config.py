@@ -66,8 +66,9 @@ class KafkaSource(_Strict):
     start: Literal["earliest", "latest", "committed"] = "earliest"
     bounded: bool = Field(False, description="stop at the end offsets found at start")
     label: str = "target"
-    stream: str | None = None
-    limit: int | None = Field(None, ge=1)
+    stream: str | None = Field(None, description="the stream of messages without a key "
+                                                 "(default: such messages are rejected)")
+    streams: list[str] | None = Field(None, description="accept only these stream names (keys)")
     nominal: list[str] = Field(default_factory=list)
     id_field: str | None = None
 
@@ -204,6 +205,9 @@ class KafkaSink(_Strict):
     bootstrap_servers: str = "localhost:9092"
     topic: str = "metrics"
     dead_letter_topic: str = "metrics-rejected"
+    delivery_guarantee: Literal["at-least-once", "exactly-once"] = Field(
+        "at-least-once", description="exactly-once: Kafka transactions committed at checkpoints; "
+                                     "readers must use read_committed")
 
 
 Sink = Annotated[Union[FileSink, StdoutSink, KafkaSink], Field(discriminator="kind")]
@@ -211,8 +215,17 @@ Sink = Annotated[Union[FileSink, StdoutSink, KafkaSink], Field(discriminator="ki
 
 class EngineConfig(_Strict):
     kind: Literal["inprocess", "flink"] = "inprocess"
-    parallelism: int = Field(2, ge=1)
+    parallelism: int = Field(2, ge=1, description="flink: parallel subtasks of the learner tasks")
     batch_size: int = Field(500, ge=1, description="examples per micro-batch (never changes results)")
+    flush_ms: int = Field(200, ge=10, description="flink, unbounded input: flush a partial batch "
+                                                  "after this long, so a quiet stream still reports")
+    checkpoint_interval_ms: int | None = Field(
+        None, ge=100, description="flink: checkpoint interval; default 10000 for an unbounded "
+                                  "Kafka source, off otherwise")
+    jars: list[str] | None = Field(None, description="flink: the Kafka connector jars "
+                                                     "(default: fetched into ~/.cache/foldstream)")
+    restart_attempts: int = Field(3, ge=0, description="flink: restarts from the last checkpoint "
+                                                       "after a failure")
 
 
 class Config(_Strict):
@@ -233,13 +246,23 @@ class Config(_Strict):
 
     @model_validator(mode="after")
     def _kafka_needs_flink(self) -> "Config":
-        if self.engine.kind == "flink":
-            raise ValueError("engine.kind: the Flink engine is not available in this version; "
-                             "use inprocess")
-        if self.source.kind == "kafka" or self.sink.kind == "kafka":
-            raise ValueError("source.kind/sink.kind: kafka needs engine.kind flink, "
-                             "which is not available in this version")
+        for section in ("source", "sink"):
+            if getattr(self, section).kind == "kafka" and self.engine.kind != "flink":
+                raise ValueError(f"{section}.kind: kafka needs engine.kind: flink")
+        if self.sink.kind == "kafka" and self.sink.delivery_guarantee == "exactly-once" \
+                and self.checkpoint_interval_ms is None:
+            raise ValueError("sink.delivery_guarantee: exactly-once needs checkpoints: "
+                             "set engine.checkpoint_interval_ms or use an unbounded Kafka source")
         return self
+
+    @property
+    def checkpoint_interval_ms(self) -> int | None:
+        """The engine's interval, or 10 s by default for an unbounded Kafka source."""
+        if self.engine.checkpoint_interval_ms is not None:
+            return self.engine.checkpoint_interval_ms
+        if self.source.kind == "kafka" and not self.source.bounded:
+            return 10_000
+        return None
 
 
 # ------------------------------------------------------------------------------------ loading

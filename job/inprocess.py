@@ -66,20 +66,19 @@ class RunResult:
         return sum(s["examples_rejected"] for s in self.summaries)
 
 
-def summary_record(stages: StreamStages, wall_time_s: float) -> Record:
-    position = stages.batcher.position
+def summary_record(stream: str, position: int, read: int, rejected: int, wall_time_s: float,
+                   measures: list[Record]) -> Record:
+    """The last record of a bounded stream (METHOD.md §10); both engines build it here."""
     return {
         "schema": SCHEMA_VERSION,
         "type": "summary",
-        "stream": stages.stream,
+        "stream": stream,
         "position": position,
-        "examples_read": stages.read,
-        "examples_rejected": stages.rejected,
+        "examples_read": read,
+        "examples_rejected": rejected,
         "wall_time_s": round(wall_time_s, 3),
         "examples_per_second": round(position / wall_time_s, 1) if wall_time_s > 0 else None,
-        "measures": [stages.aggregator.last_measures[name]
-                     for name in stages.plans.aggregation.learners
-                     if name in stages.aggregator.last_measures],
+        "measures": measures,
     }
 
 
@@ -130,7 +129,8 @@ def evaluate(
     wall = time.perf_counter() - started
     result = RunResult(wall_time_s=wall)
     for stages in streams.values():
-        summary = summary_record(stages, wall)
+        summary = summary_record(stages.stream, stages.batcher.position, stages.read,
+                                 stages.rejected, wall, stages.aggregator.final_measures())
         emit(summary)
         result.summaries.append(summary)
     return result

@@ -34,29 +34,37 @@ class Aggregator:
     """Collects fold reports of one stream and emits its records.
 
     ``add`` returns the records completed by a report; ``finished`` turns true once every fold
-    has sent its final report (the end of a bounded input).
+    has sent its final report (the end of a bounded input) and everything is reported.
     """
 
     def __init__(self, stream: str, plan: AggregationPlan):
         self.stream = stream
         self.plan = plan
         self._pending: dict[int, dict[int, FoldReport]] = {}
-        self._emitted = 0  # the last position reported
+        self._ended: set[int] = set()  # folds that have seen the end of a bounded input
         self.finished = False
         self.last_measures: dict[str, dict[str, Any]] = {}
 
+    def final_measures(self) -> list[dict[str, Any]]:
+        """The last ``measures`` record of each learner, in configuration order."""
+        return [self.last_measures[n] for n in self.plan.learners if n in self.last_measures]
+
     def add(self, report: FoldReport) -> list[dict[str, Any]]:
-        reports = self._pending.setdefault(report.position, {})
-        reports[report.fold] = report
-        if len(reports) < self.plan.folds:
-            return []
-        del self._pending[report.position]
-        folds = [reports[f] for f in range(self.plan.folds)]
+        """Take one fold's report; return the records it completes (in a fixed order).
+
+        A report with no learners is a fold's end marker after a position it already reported.
+        Reports of different folds may arrive in any order, end markers included.
+        """
+        if report.final:
+            self._ended.add(report.fold)
         records: list[dict[str, Any]] = []
-        if report.position > self._emitted:
-            records = self._records(report.position, folds)
-            self._emitted = report.position
-        if all(r.final for r in folds):
+        if report.learners:
+            reports = self._pending.setdefault(report.position, {})
+            reports[report.fold] = report
+            if len(reports) == self.plan.folds:
+                del self._pending[report.position]
+                records = self._records(report.position, [reports[f] for f in range(self.plan.folds)])
+        if len(self._ended) == self.plan.folds and not self._pending:
             self.finished = True
         return records
 

@@ -129,7 +129,7 @@ class FoldEvaluator:
         self._alarms: list[tuple[int, str, str]] = []
         self._classes: list[Hashable] = []
         self._n_classes = 0  # classes of the stream seen up to the current position
-        self._last: FoldReport | None = None
+        self._reported = 0  # the position of the last snapshot
         self.position = 0
 
     # ---------------------------------------------------------------------------------------
@@ -159,7 +159,11 @@ class FoldEvaluator:
             self._score_segment(batches, first, i0, n)
             self.position = start + n
         if first.final and (not reports or not reports[-1].final):
-            reports.append(self._snapshot(final=True))
+            if self._reported == self.position:
+                # Already reported here: a bare end marker, so that no report is sent twice.
+                reports.append(FoldReport(self.stream, self.fold, self.position, True, {}, {}))
+            else:
+                reports.append(self._snapshot(final=True))
         return reports
 
     def _score_segment(self, batches: dict[str, PredictionBatch], first: PredictionBatch,
@@ -227,6 +231,7 @@ class FoldEvaluator:
         report = FoldReport(self.stream, self.fold, self.position, final, learners, pairs,
                             self._alarms, norm)
         self._alarms = []
+        self._reported = self.position
         return report
 
     def _normalize(self, values: dict[str, Any], binary: tuple[float, ...] | None) -> dict[str, Any]:

@@ -1,0 +1,312 @@
+"""The Flink job: the stages of ``operators/`` as keyed PyFlink operators (thin adapters).
+
+::
+
+    source (file/generator read by the client, or Kafka) --> parse
+      --key by stream-->       FanOutFunction     batcher + fan-out; rejected -> dead letters
+      --key by fold route-->   FoldFunction       the fold's learner tasks + its evaluator
+      --key by stream-->       AggregatorFunction measures, comparison, ranking, alarm, summary
+      --> sink (records collected into a file or stdout by the client, or Kafka topics)
+
+Every operator keeps its stage objects in one keyed ``ValueState`` (pickled), so a checkpoint
+holds the learners, windows and pending batches, and a restart resumes exactly. The fan-out of a
+stream runs in one subtask (keyed by stream) so that every fold receives its batches in order.
+The folds are keyed by a route chosen in :mod:`foldstream.job.routing` to spread them evenly.
+A bounded input ends with Flink's final watermark, which fires an event-time timer registered at
+the end of time in each stream's fan-out: it flushes the last batch, marked final.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+from pyflink.common import Configuration, Row, Types
+from pyflink.common.restart_strategy import RestartStrategies
+from pyflink.datastream import KeyedProcessFunction, OutputTag, RuntimeContext, StreamExecutionEnvironment
+from pyflink.datastream.state import ValueStateDescriptor
+
+from foldstream.job.config import Config
+from foldstream.job.inprocess import summary_record
+from foldstream.job.plans import Plans, make_plans, open_source
+from foldstream.job.routing import fold_routes
+from foldstream.operators.aggregator import Aggregator
+from foldstream.operators.evaluator import FoldEvaluator
+from foldstream.operators.fanout import Batcher, FanOut
+from foldstream.operators.learners import LearnerTask
+from foldstream.operators.records import (
+    Example,
+    FoldBatch,
+    FoldReport,
+    Rejected,
+    dumps,
+    rejected_record,
+)
+
+PICKLED = Types.PICKLED_BYTE_ARRAY()
+END_OF_INPUT = (1 << 63) - 2  # fired by the watermark a bounded source sends when it ends
+MAX_PARALLELISM = 128  # fixed, so fold routes (job/routing.py) land where they were aimed
+DEAD_LETTERS = OutputTag("dead-letters", Types.STRING())
+STREAM_ENDS = OutputTag("stream-ends", PICKLED)
+
+
+@dataclass
+class StreamEnd:
+    """What the fan-out knows at the end of a bounded stream and the summary needs."""
+
+    stream: str
+    read: int
+    rejected: int
+    started: float
+
+
+# ----------------------------------------------------------------------------- items in transit
+def encode_item(item: Example | Rejected) -> str:
+    """A source item as JSON text (the client ships file and generator input this way)."""
+    if isinstance(item, Rejected):
+        return json.dumps({"t": "r", "s": item.stream, "reason": item.reason, "raw": item.raw,
+                           "l": item.location}, ensure_ascii=False)
+    return json.dumps({"t": "e", "s": item.stream, "x": item.x, "y": item.y, "k": item.key,
+                       "l": item.location}, ensure_ascii=False)
+
+
+def decode_item(text: str) -> Example | Rejected:
+    d = json.loads(text)
+    if d["t"] == "r":
+        return Rejected(d["s"], d["reason"], d["raw"], d["l"])
+    return Example(d["s"], d["x"], d["y"], d["k"], d["l"])
+
+
+# ------------------------------------------------------------------------------------ operators
+@dataclass
+class _StreamHead:
+    batcher: Batcher
+    fanout: FanOut
+    routes: tuple[str, ...]
+    read: int = 0
+    rejected: int = 0
+    started: float = field(default_factory=time.time)
+
+
+class FanOutFunction(KeyedProcessFunction):
+    """Keyed by stream: positions, micro-batches and the k-fold fan-out of one stream."""
+
+    def __init__(self, plans: Plans, parallelism: int, flush_ms: int | None):
+        self.plans = plans
+        self.parallelism = parallelism
+        self.flush_ms = flush_ms  # None: bounded input, no timer flushes
+
+    def open(self, runtime_context: RuntimeContext):
+        self.state = runtime_context.get_state(ValueStateDescriptor("stream", PICKLED))
+
+    def process_element(self, item, ctx: KeyedProcessFunction.Context):
+        head: _StreamHead | None = self.state.value()
+        stream = ctx.get_current_key()
+        if head is None:
+            p = self.plans
+            head = _StreamHead(p.batcher(stream), p.fan_out(stream),
+                               fold_routes(stream, p.folds, self.parallelism, MAX_PARALLELISM))
+            ctx.timer_service().register_event_time_timer(END_OF_INPUT)
+            if self.flush_ms:
+                ctx.timer_service().register_processing_time_timer(
+                    ctx.timer_service().current_processing_time() + self.flush_ms)
+        head.read += 1
+        if isinstance(item, Rejected):
+            head.rejected += 1
+            item.position = head.batcher.position
+            yield DEAD_LETTERS, dumps(rejected_record(item))
+        else:
+            for batch in head.batcher.add(item):
+                yield from self._fan_out(head, batch)
+        self.state.update(head)
+
+    def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext):
+        head: _StreamHead | None = self.state.value()
+        if head is None:
+            return
+        if timestamp == END_OF_INPUT:
+            for batch in head.batcher.flush(final=True):
+                yield from self._fan_out(head, batch)
+            yield STREAM_ENDS, StreamEnd(head.batcher.stream, head.read, head.rejected, head.started)
+        else:  # a quiet unbounded stream still reports what it has
+            for batch in head.batcher.flush(final=False):
+                yield from self._fan_out(head, batch)
+            ctx.timer_service().register_processing_time_timer(timestamp + self.flush_ms)
+        self.state.update(head)
+
+    @staticmethod
+    def _fan_out(head: _StreamHead, batch) -> Iterator[tuple[str, FoldBatch]]:
+        for fold_batch in head.fanout.process(batch):
+            yield head.routes[fold_batch.fold], fold_batch
+
+
+@dataclass
+class _FoldState:
+    tasks: list[LearnerTask]
+    evaluator: FoldEvaluator
+
+
+class FoldFunction(KeyedProcessFunction):
+    """Keyed by fold route: every learner of one fold of one stream, and the fold's evaluator."""
+
+    def __init__(self, plans: Plans):
+        self.plans = plans
+
+    def open(self, runtime_context: RuntimeContext):
+        self.state = runtime_context.get_state(ValueStateDescriptor("fold", PICKLED))
+
+    def process_element(self, routed, ctx):
+        _, batch = routed
+        fold: _FoldState | None = self.state.value()
+        if fold is None:
+            p = self.plans
+            fold = _FoldState([p.learner_task(l, batch.fold) for l in range(len(p.learners))],
+                              p.fold_evaluator(batch.stream, batch.fold))
+        for task in fold.tasks:
+            yield from fold.evaluator.add(task.process(batch))
+        self.state.update(fold)
+
+
+@dataclass
+class _AggregatorState:
+    aggregator: Aggregator
+    end: StreamEnd | None = None
+    summarized: bool = False
+
+
+class AggregatorFunction(KeyedProcessFunction):
+    """Keyed by stream: the k fold reports of a position become the output records (JSON)."""
+
+    def __init__(self, plans: Plans):
+        self.plans = plans
+
+    def open(self, runtime_context: RuntimeContext):
+        self.state = runtime_context.get_state(ValueStateDescriptor("aggregator", PICKLED))
+
+    def process_element(self, message, ctx):
+        state: _AggregatorState | None = self.state.value()
+        if state is None:
+            state = _AggregatorState(self.plans.aggregator(ctx.get_current_key()))
+        if isinstance(message, FoldReport):
+            for record in state.aggregator.add(message):
+                yield dumps(record)
+        else:
+            state.end = message
+        if state.aggregator.finished and state.end is not None and not state.summarized:
+            end, agg = state.end, state.aggregator
+            position = end.read - end.rejected
+            yield dumps(summary_record(end.stream, position, end.read, end.rejected,
+                                       time.time() - end.started, agg.final_measures()))
+            state.summarized = True
+        self.state.update(state)
+
+
+# ----------------------------------------------------------------------------------- the job
+def _stream_of(item) -> str:
+    return item.stream or ""
+
+
+def build(env: StreamExecutionEnvironment, config: Config, items: Iterable[str] | None = None):
+    """Wire the job into ``env``; returns ``(records, dead_letters)``, two streams of JSON text.
+
+    ``items``: the encoded source items of a file or generator source (read by the client);
+    ``None`` for a Kafka source.
+    """
+    plans = make_plans(config)
+    parallelism = config.engine.parallelism
+    if config.source.kind == "kafka":
+        parsed = _kafka_items(env, config)
+        flush_ms = None if config.source.bounded else config.engine.flush_ms
+    else:
+        parsed = (env.from_collection(list(items or []), type_info=Types.STRING())
+                  .set_parallelism(1).map(decode_item, output_type=PICKLED).set_parallelism(1)
+                  .name("parse"))
+        flush_ms = None
+    fanned = (parsed.key_by(_stream_of, key_type=Types.STRING())
+              .process(FanOutFunction(plans, parallelism, flush_ms), output_type=PICKLED)
+              .name("fan-out"))
+    reports = (fanned.key_by(lambda routed: routed[0], key_type=Types.STRING())
+               .process(FoldFunction(plans), output_type=PICKLED)
+               .name("learners+evaluator"))
+    records = (reports.union(fanned.get_side_output(STREAM_ENDS))
+               .key_by(_stream_of, key_type=Types.STRING())
+               .process(AggregatorFunction(plans), output_type=Types.STRING())
+               .name("aggregator"))
+    return records, fanned.get_side_output(DEAD_LETTERS)
+
+
+def _kafka_items(env, config: Config):
+    from foldstream.connectors.kafka import end_offsets
+    from foldstream.connectors.messages import MessageParser
+    from foldstream.job.flink_env import kafka_source
+
+    source = config.source
+    stop = end_offsets(source.bootstrap_servers, source.topic, exact=True) if source.bounded else None
+    rows = kafka_source(env, source.bootstrap_servers, source.topic, group_id=source.group_id,
+                        start=source.start, bounded=source.bounded, stop_offsets=stop,
+                        value_bytes=True, name="kafka source")
+    parser = MessageParser(label=source.label, nominal=source.nominal, id_field=source.id_field,
+                           stream=source.stream, streams=source.streams)
+
+    def parse(row):
+        return parser(row[0], row[1], f"{row[2]}/{row[3]}@{row[4]}")
+
+    return rows.flat_map(parse, output_type=PICKLED).name("parse")
+
+
+def make_environment(config: Config) -> StreamExecutionEnvironment:
+    from foldstream.job.flink_env import make_env
+
+    jars: list[str] = []
+    if config.source.kind == "kafka" or config.sink.kind == "kafka":
+        if config.engine.jars:
+            jars = config.engine.jars
+        else:
+            from foldstream.job.deps import ensure_kafka_jars
+
+            jars = [str(p) for p in ensure_kafka_jars()]
+    settings = {"pipeline.max-parallelism": str(MAX_PARALLELISM)}
+    env = make_env(config.engine.parallelism, jars, settings)
+    interval = config.checkpoint_interval_ms
+    if interval:
+        env.enable_checkpointing(interval)
+        env.set_restart_strategy(RestartStrategies.fixed_delay_restart(
+            config.engine.restart_attempts, 1000))
+    return env
+
+
+def run(config: Config, emit, dead_letter, on_progress=None) -> None:
+    """Run the job on the local mini-cluster (file/stdout sinks: records come back here)."""
+    env = make_environment(config)
+    items = None if config.source.kind == "kafka" else [encode_item(i) for i in open_source(config)]
+    records, dead_letters = build(env, config, items)
+    if config.sink.kind == "kafka":
+        _to_kafka(env, config, records, dead_letters)
+        env.execute("foldstream")
+        return
+    tagged = records.map(lambda r: "M" + r, Types.STRING()).union(
+        dead_letters.map(lambda r: "D" + r, Types.STRING()))
+    with tagged.execute_and_collect("foldstream") as results:
+        for text in results:
+            record = json.loads(text[1:])
+            (emit if text[0] == "M" else dead_letter)(record)
+
+
+def _to_kafka(env, config: Config, records, dead_letters) -> None:
+    from foldstream.job.flink_env import KEYED_TYPE, kafka_sink
+
+    sink = config.sink
+    guarantee = sink.delivery_guarantee
+    prefix = f"foldstream-{sink.topic}" if guarantee == "exactly-once" else None
+
+    def keyed(text: str) -> Row:
+        record = json.loads(text)
+        return Row(record.get("stream") or "", text)
+
+    for stream, topic in ((records, sink.topic), (dead_letters, sink.dead_letter_topic)):
+        kafka_sink(env, stream.map(keyed, output_type=KEYED_TYPE), sink.bootstrap_servers, topic,
+                   delivery_guarantee=guarantee,
+                   transactional_id_prefix=f"{prefix}-{topic}" if prefix else None)
