@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 from pyflink.common import Configuration, Row, Types
-from pyflink.common.restart_strategy import RestartStrategies
 from pyflink.datastream import KeyedProcessFunction, OutputTag, RuntimeContext, StreamExecutionEnvironment
 from pyflink.datastream.state import ValueStateDescriptor
 
@@ -221,9 +220,7 @@ def build(env: StreamExecutionEnvironment, config: Config, items: Iterable[str] 
         parsed = _kafka_items(env, config)
         flush_ms = None if config.source.bounded else config.engine.flush_ms
     else:
-        parsed = (env.from_collection(list(items or []), type_info=Types.STRING())
-                  .set_parallelism(1).map(decode_item, output_type=PICKLED).set_parallelism(1)
-                  .name("parse"))
+        parsed = _items_source(env, list(items or []))
         flush_ms = None
     fanned = (parsed.key_by(_stream_of, key_type=Types.STRING())
               .process(FanOutFunction(plans, parallelism, flush_ms), output_type=PICKLED)
@@ -238,6 +235,31 @@ def build(env: StreamExecutionEnvironment, config: Config, items: Iterable[str] 
     return records, fanned.get_side_output(DEAD_LETTERS)
 
 
+class _ItemAt:
+    """Maps a sequence number to the source item it stands for (shipped with the function)."""
+
+    def __init__(self, items: list[str]):
+        self.items = items
+
+    def __call__(self, index: int):
+        return decode_item(self.items[index])
+
+
+def _items_source(env, items: list[str]):
+    """The client's items as a checkpointable, ordered stream.
+
+    ``from_collection`` would be simpler, but after a failure it replays from the first element
+    while keyed state resumes from the checkpoint; a ``NumberSequenceSource`` checkpoints its
+    position, so a restart resumes exactly where the restored state stands.
+    """
+    from pyflink.common import WatermarkStrategy
+    from pyflink.datastream.connectors.number_seq import NumberSequenceSource
+
+    sequence = env.from_source(NumberSequenceSource(0, len(items) - 1),
+                               WatermarkStrategy.no_watermarks(), "items").set_parallelism(1)
+    return sequence.map(_ItemAt(items), output_type=PICKLED).set_parallelism(1).name("parse")
+
+
 def _kafka_items(env, config: Config):
     from foldstream.connectors.kafka import end_offsets
     from foldstream.connectors.messages import MessageParser
@@ -247,7 +269,7 @@ def _kafka_items(env, config: Config):
     stop = end_offsets(source.bootstrap_servers, source.topic, exact=True) if source.bounded else None
     rows = kafka_source(env, source.bootstrap_servers, source.topic, group_id=source.group_id,
                         start=source.start, bounded=source.bounded, stop_offsets=stop,
-                        value_bytes=True, name="kafka source")
+                        value_bytes=True)
     parser = MessageParser(label=source.label, nominal=source.nominal, id_field=source.id_field,
                            stream=source.stream, streams=source.streams)
 
@@ -269,19 +291,23 @@ def make_environment(config: Config) -> StreamExecutionEnvironment:
 
             jars = [str(p) for p in ensure_kafka_jars()]
     settings = {"pipeline.max-parallelism": str(MAX_PARALLELISM)}
-    env = make_env(config.engine.parallelism, jars, settings)
     interval = config.checkpoint_interval_ms
     if interval:
-        env.enable_checkpointing(interval)
-        env.set_restart_strategy(RestartStrategies.fixed_delay_restart(
-            config.engine.restart_attempts, 1000))
-    return env
+        settings.update({
+            "execution.checkpointing.interval": f"{interval} ms",
+            "restart-strategy.type": "fixed-delay",
+            "restart-strategy.fixed-delay.attempts": str(config.engine.restart_attempts),
+            "restart-strategy.fixed-delay.delay": "1 s",
+        })
+    return make_env(config.engine.parallelism, jars, settings)
 
 
 def run(config: Config, emit, dead_letter, on_progress=None) -> None:
     """Run the job on the local mini-cluster (file/stdout sinks: records come back here)."""
-    env = make_environment(config)
     items = None if config.source.kind == "kafka" else [encode_item(i) for i in open_source(config)]
+    if items == []:
+        return  # an empty input: no stream, no record (as in the in-process engine)
+    env = make_environment(config)
     records, dead_letters = build(env, config, items)
     if config.sink.kind == "kafka":
         _to_kafka(env, config, records, dead_letters)

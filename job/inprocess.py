@@ -72,7 +72,7 @@ def summary_record(stream: str, position: int, read: int, rejected: int, wall_ti
     return {
         "schema": SCHEMA_VERSION,
         "type": "summary",
-        "stream": stream,
+        "stream": stream or None,  # "" gathers the records that named no stream
         "position": position,
         "examples_read": read,
         "examples_rejected": rejected,

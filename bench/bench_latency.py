@@ -1,0 +1,137 @@
+"""Live operation: how long after example p arrives is the report for position p in Kafka?
+
+    .venv/bin/python bench/bench_latency.py [--rate 2000] [--examples 20000] [--bootstrap HOST:PORT]
+
+Starts a Tansu broker (unless --bootstrap names one), starts `foldstream run` with an unbounded
+Kafka source and a Kafka sink in a child process, waits for it to report on a warm-up stream,
+then produces Electricity at a steady rate, stamping the send time of every example, while a
+consumer stamps the arrival of each `measures` record. Latency = arrival(report p) - send(p).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import importlib.util
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def tansu():
+    spec = importlib.util.spec_from_file_location("broker", ROOT / "tests" / "broker.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.TansuBroker()
+
+
+def rows(n: int) -> list[dict]:
+    lines = gzip.decompress((ROOT / "connectors" / "data" / "elec.csv.gz").read_bytes()).decode().splitlines()
+    header = lines[0].split(",")
+    out = []
+    for line in lines[1: n + 1]:
+        row = dict(zip(header, line.split(",")))
+        out.append({k: (v if k == "target" else float(v)) for k, v in row.items()})
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rate", type=float, default=2000.0)
+    parser.add_argument("--examples", type=int, default=20_000)
+    parser.add_argument("--bootstrap", default=None)
+    parser.add_argument("--report-every", type=int, default=1000)
+    args = parser.parse_args()
+
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+    from foldstream.connectors.kafka import create_topics
+
+    broker = None
+    if args.bootstrap is None:
+        broker = tansu().__enter__()
+        bs = broker.bootstrap
+    else:
+        bs = args.bootstrap
+    create_topics(bs, ["examples", "metrics", "metrics-rejected"])
+    config = Path(tempfile.mkdtemp()) / "live.yaml"
+    config.write_text(f"""
+source: {{kind: kafka, bootstrap_servers: "{bs}", topic: examples, bounded: false, label: target}}
+sink: {{kind: kafka, bootstrap_servers: "{bs}", topic: metrics, dead_letter_topic: metrics-rejected}}
+evaluation: {{mode: bootstrap, folds: 5, report_every: {args.report_every}}}
+learners:
+  - {{name: hoeffding_tree, model: river.tree.HoeffdingTreeClassifier}}
+  - {{name: prior, model: river.dummy.PriorClassifier}}
+engine: {{kind: flink, parallelism: 2, batch_size: 500, flush_ms: 100}}
+""")
+    job = subprocess.Popen([sys.executable, "-m", "foldstream.job.cli", "run", "--quiet", str(config)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    arrivals: dict[tuple[str, int], float] = {}
+    stop = threading.Event()
+
+    def consume() -> None:
+        consumer = KafkaConsumer(bootstrap_servers=bs, enable_auto_commit=False)
+        consumer.assign([TopicPartition("metrics", 0)])
+        consumer.seek_to_beginning()
+        while not stop.is_set():
+            for records in consumer.poll(timeout_ms=50).values():
+                now = time.time()
+                for record in records:
+                    r = json.loads(record.value)
+                    if r["type"] == "measures":
+                        arrivals.setdefault((r["stream"], r["position"]), now)
+        consumer.close()
+
+    reader = threading.Thread(target=consume, daemon=True)
+    reader.start()
+    producer = KafkaProducer(bootstrap_servers=bs, linger_ms=0)
+    data = rows(args.examples)
+    try:
+        # warm-up: a stream of its own, until the job has reported once (start-up excluded)
+        started = time.time()
+        for row in data[: args.report_every]:
+            producer.send("examples", key=b"warmup", value=json.dumps(row).encode())
+        producer.flush()
+        while ("warmup", args.report_every) not in arrivals:
+            if job.poll() is not None or time.time() - started > 120:
+                raise SystemExit("the job did not report within 120 s")
+            time.sleep(0.1)
+        print(f"job reporting {time.time() - started:.1f} s after start", flush=True)
+        sent: dict[int, float] = {}
+        t0 = time.time()
+        for i, row in enumerate(data, start=1):
+            due = t0 + i / args.rate
+            while time.time() < due:
+                time.sleep(max(0.0, due - time.time()))
+            producer.send("examples", key=b"live", value=json.dumps(row).encode())
+            if i % args.report_every == 0:
+                producer.flush()  # so the send time is the time the example is in Kafka
+                sent[i] = time.time()
+        producer.flush()
+        deadline = time.time() + 30
+        while len([p for p in sent if ("live", p) in arrivals]) < len(sent) and time.time() < deadline:
+            time.sleep(0.1)
+        latencies = [arrivals[("live", p)] - sent[p] for p in sorted(sent) if ("live", p) in arrivals]
+        print(f"rate {args.rate:.0f} examples/s, {len(sent)} reports, received {len(latencies)}")
+        if latencies:
+            q = statistics.quantiles(latencies, n=20)
+            print(f"latency: median {statistics.median(latencies) * 1000:.0f} ms, "
+                  f"p95 {q[-1] * 1000:.0f} ms, max {max(latencies) * 1000:.0f} ms")
+    finally:
+        stop.set()
+        job.terminate()
+        job.wait(timeout=30)
+        producer.close()
+        if broker is not None:
+            broker.__exit__(None, None, None)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,465 @@
+"""Figures of a run: ``foldstream plot METRICS.jsonl`` and :func:`plot_records`.
+
+From the output records of METHOD.md §10 it draws, per stream:
+
+* per measure, the mean over folds of every learner along the stream with the band its folds
+  span (min to max), and the drift alarms as ticks in a strip below (``<stream>-<measure>``);
+* the window size along the stream, mean over folds per learner, band min to max
+  (``<stream>-window_size``);
+* per compared measure, the Wilcoxon and sign-test p-values of every pair on a log scale, with
+  the line of the significance level alpha (``<stream>-pvalues``);
+* with three or more learners, a critical difference diagram (Demšar 2006) per compared measure
+  from the last ``ranking`` record (``<stream>-cd-<measure>``).
+
+Figures are built with matplotlib's object API and its Agg canvas, never pyplot: nothing
+depends on a display or on a global backend, and a figure is freed as soon as it is dropped.
+The functions ``*_figure`` return :class:`matplotlib.figure.Figure` objects for inspection.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from foldstream.job.schema import describe_window, read_records
+
+Record = dict[str, Any]
+
+DEFAULT_MEASURES = ("accuracy", "kappa_m")
+FORMATS = ("png", "svg", "pdf")
+FIGSIZE = (10.0, 5.6)
+DPI = 130
+BAND_ALPHA = 0.18
+
+
+# ------------------------------------------------------------------------------------- data
+@dataclass
+class StreamRecords:
+    """The records of one stream, sorted out for drawing (each list in stream order)."""
+
+    stream: str
+    measures: dict[str, list[Record]] = field(default_factory=dict)  # per learner
+    comparisons: dict[tuple[str, str, str], list[Record]] = field(default_factory=dict)
+    rankings: dict[str, Record] = field(default_factory=dict)  # the last one per measure
+    alarms: list[Record] = field(default_factory=list)
+
+    @property
+    def learners(self) -> list[str]:
+        return list(self.measures)
+
+    @property
+    def first(self) -> Record:
+        """A ``measures`` record, for what every one of them shares (window, mode, folds)."""
+        return next(iter(self.measures.values()))[0]
+
+    @property
+    def alpha(self) -> float | None:
+        for series in self.comparisons.values():
+            return series[-1]["alpha"]
+        return None
+
+
+def group_by_stream(records: Iterable[Record]) -> dict[str, StreamRecords]:
+    """Sort records by stream and type; summaries and rejected records are left out (the
+    summary repeats the last ``measures`` records)."""
+    streams: dict[str, StreamRecords] = {}
+    for record in records:
+        kind = record.get("type")
+        if kind not in ("measures", "comparison", "ranking", "alarm"):
+            continue
+        data = streams.setdefault(record["stream"], StreamRecords(record["stream"]))
+        if kind == "measures":
+            data.measures.setdefault(record["learner"], []).append(record)
+        elif kind == "comparison":
+            key = (record["measure"], record["a"], record["b"])
+            data.comparisons.setdefault(key, []).append(record)
+        elif kind == "ranking":
+            data.rankings[record["measure"]] = record
+        else:
+            data.alarms.append(record)
+    return {name: data for name, data in streams.items() if data.measures}
+
+
+def _number(value: Any) -> float:
+    """A value to draw: JSON ``null`` (undefined) becomes NaN, which leaves a gap."""
+    return math.nan if value is None else float(value)
+
+
+def _spread(values: Sequence[Any]) -> tuple[float, float]:
+    """Min and max of the defined per-fold values (NaN, NaN when none is)."""
+    defined = [float(v) for v in values if v is not None]
+    return (min(defined), max(defined)) if defined else (math.nan, math.nan)
+
+
+def _series(records: list[Record], pick) -> tuple[list[int], list[float], list[float], list[float]]:
+    """Positions, mean, min and max along the stream of ``pick(record) -> (mean, folds)``."""
+    positions, means, lows, highs = [], [], [], []
+    for record in records:
+        mean, folds = pick(record)
+        low, high = _spread(folds)
+        positions.append(record["position"])
+        means.append(_number(mean))
+        lows.append(low)
+        highs.append(high)
+    return positions, means, lows, highs
+
+
+# ---------------------------------------------------------------------------------- helpers
+def _new_figure(figsize: tuple[float, float] = FIGSIZE, **kwargs):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=figsize, layout="constrained", **kwargs)
+    FigureCanvasAgg(figure)  # the Agg canvas: savefig needs no display and no pyplot
+    return figure
+
+
+def _colors(learners: Sequence[str]) -> dict[str, Any]:
+    """One colour per learner, the same in every figure of a run."""
+    from matplotlib import colormaps
+
+    palette = colormaps["tab10"].colors
+    return {name: palette[i % len(palette)] for i, name in enumerate(learners)}
+
+
+def _setup(record: Record) -> str:
+    """The evaluation a ``measures`` record comes from, for titles."""
+    folds = "1 fold" if record["folds"] == 1 else f"{record['folds']} folds"
+    how = "prequential" if record["prequential"] else "holdout"
+    return f"{record['mode']}, {folds}, {how}, window {describe_window(record['window'])}"
+
+
+def _finish_axes(ax, ylabel: str) -> None:
+    ax.set_ylabel(ylabel)
+    ax.grid(True, alpha=0.35)
+    ax.margins(x=0.01)
+
+
+def _legend(ax, title: str | None = None) -> None:
+    """The legend outside the axes on the right, where it hides no curve."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, title=title,
+              fontsize="small", title_fontsize="small")
+
+
+# ---------------------------------------------------------------------------------- figures
+def measure_figure(data: StreamRecords, measure: str):
+    """Mean over folds of ``measure`` per learner, its min-max band, and the alarms.
+
+    The top axes hold exactly one line per learner (the mean) and one band per learner; the
+    strip below marks every alarm of a learner (any fold, any detector) at its position.
+
+    Returns
+    -------
+    matplotlib.figure.Figure or None
+        ``None`` when no ``measures`` record holds ``measure``.
+    """
+    # A class first seen mid-stream gets its recall[<label>] from then on only.
+    learners = [name for name, recs in data.measures.items()
+                if any(measure in r["values"] for r in recs)]
+    if not learners:
+        return None
+    colors = _colors(data.learners)
+    figure = _new_figure()
+    ax, strip = figure.subplots(2, 1, sharex=True, height_ratios=(5, 1))
+    drawn = []
+    for name in learners:
+        positions, means, lows, highs = _series(data.measures[name], _measure_picker(measure))
+        ax.fill_between(positions, lows, highs, color=colors[name], alpha=BAND_ALPHA, lw=0)
+        ax.plot(positions, means, color=colors[name], lw=1.6, label=name)
+        drawn.append((means, lows, highs))
+    clipped = _robust_ylim(ax, drawn)
+    k = data.first["folds"]
+    ax.set_title(f"{measure} on stream {data.stream}\n{_setup(data.first)}", fontsize="medium")
+    _finish_axes(ax, measure)
+    band = "band: min-max of folds" + (",\nclipped to the axes" if clipped else "")
+    _legend(ax, title=f"mean over {k} folds;\n{band}" if k > 1 else None)
+    _alarm_strip(strip, data, colors)
+    return figure
+
+
+def _measure_picker(measure: str):
+    """``record -> (mean, folds)`` of ``measure``; undefined where a record lacks it."""
+    def pick(record: Record) -> tuple[Any, list[Any]]:
+        value = record["values"].get(measure)
+        return (None, []) if value is None else (value["mean"], value["folds"])
+    return pick
+
+
+def _robust_ylim(ax, drawn: list[tuple[list[float], list[float], list[float]]]) -> bool:
+    """Fit the y axis to the mean curves and most of the bands, not to a single outlying fold.
+
+    A fold whose window was just reset by ADWIN holds a handful of examples and can reach a
+    kappa of -6 while the means stay near 0.7; scaling to it would flatten every curve. The
+    axis spans the means and the 5th to 95th percentiles of the band edges. Returns whether a
+    band is cut off.
+    """
+    import numpy as np
+
+    means = np.array([v for m, _, _ in drawn for v in m], dtype=float)
+    lows = np.array([v for _, lo, _ in drawn for v in lo], dtype=float)
+    highs = np.array([v for _, _, hi in drawn for v in hi], dtype=float)
+    if not np.isfinite(means).any() or not np.isfinite(lows).any():
+        return False
+    bottom = min(np.nanmin(means), np.nanpercentile(lows, 5))
+    top = max(np.nanmax(means), np.nanpercentile(highs, 95))
+    pad = 0.05 * (top - bottom) or 0.05
+    bottom, top = bottom - pad, top + pad
+    if np.nanmin(lows) >= bottom and np.nanmax(highs) <= top:
+        return False  # the matplotlib default fits everything anyway
+    ax.set_ylim(bottom, top)
+    return True
+
+
+def _alarm_strip(ax, data: StreamRecords, colors: dict[str, Any]) -> None:
+    """Ticks at the alarms' positions, one row per learner; scatter, so the measure axes keep
+    one line per learner."""
+    rows = {name: i for i, name in enumerate(data.learners)}
+    for name in data.learners:
+        xs = [a["position"] for a in data.alarms if a["learner"] == name]
+        if xs:
+            ax.scatter(xs, [rows[name]] * len(xs), marker="|", s=60, color=colors[name],
+                       linewidths=0.8)
+    ax.set_yticks(range(len(rows)), list(rows), fontsize="x-small")
+    ax.set_ylim(-0.7, len(rows) - 0.3)
+    ax.invert_yaxis()
+    n = len(data.alarms)
+    ax.set_ylabel(f"alarms\n({n})", fontsize="small")
+    ax.set_xlabel(f"position in stream {data.stream} (examples)")
+    ax.grid(True, axis="x", alpha=0.35)
+
+
+def window_size_figure(data: StreamRecords):
+    """The window size along the stream: mean over folds per learner, band min to max."""
+    colors = _colors(data.learners)
+    figure = _new_figure()
+    ax = figure.subplots()
+    for name, records in data.measures.items():
+        positions, means, lows, highs = _series(
+            records, lambda r: (sum(r["window_size"]) / len(r["window_size"]), r["window_size"]))
+        ax.fill_between(positions, lows, highs, color=colors[name], alpha=BAND_ALPHA, lw=0)
+        ax.plot(positions, means, color=colors[name], lw=1.6, label=name)
+    ax.set_title(f"window size on stream {data.stream}\n{_setup(data.first)}", fontsize="medium")
+    ax.set_xlabel(f"position in stream {data.stream} (examples)")
+    _finish_axes(ax, "examples in the window")
+    _legend(ax, title="mean over folds;\nband: min-max of folds" if data.first["folds"] > 1 else None)
+    return figure
+
+
+def pvalues_figure(data: StreamRecords):
+    """Wilcoxon (solid) and sign-test (dashed) p-values per pair, log scale, one axes per
+    compared measure, with the alpha line. An undefined p-value leaves a gap.
+
+    Returns
+    -------
+    matplotlib.figure.Figure or None
+        ``None`` without ``comparison`` records (a single learner).
+    """
+    measures = list(dict.fromkeys(key[0] for key in data.comparisons))
+    if not measures:
+        return None
+    pairs = list(dict.fromkeys(key[1:] for key in data.comparisons))
+    colors = _colors([f"{a} vs {b}" for a, b in pairs])
+    figure = _new_figure((FIGSIZE[0], 2.2 + 2.6 * len(measures)))
+    axes = figure.subplots(len(measures), 1, sharex=True, squeeze=False)[:, 0]
+    alpha = data.alpha
+    for ax, measure in zip(axes, measures):
+        for a, b in pairs:
+            series = data.comparisons.get((measure, a, b), [])
+            positions = [r["position"] for r in series]
+            color = colors[f"{a} vs {b}"]
+            ax.plot(positions, [_number(r["wilcoxon"]["p_value"]) for r in series], color=color,
+                    lw=1.5, label=f"{a} vs {b}: Wilcoxon")
+            ax.plot(positions, [_number(r["sign"]["p_value"]) for r in series], color=color,
+                    lw=1.2, ls="--", label=f"{a} vs {b}: sign")
+        if alpha is not None:
+            ax.axhline(alpha, color="crimson", lw=1.0, ls=":", label=f"α = {alpha}")
+        ax.set_yscale("log")
+        ax.set_title(f"{measure}", fontsize="medium", loc="left")
+        _finish_axes(ax, "p-value (log)")
+    _legend(axes[0])  # the same pairs and styles in every axes: one legend
+    figure.suptitle(
+        f"paired tests over {data.first['folds']} folds on stream {data.stream}: below α, "
+        f"the pair differs significantly\n{_setup(data.first)}", fontsize="medium")
+    axes[-1].set_xlabel(f"position in stream {data.stream} (examples)")
+    return figure
+
+
+def cliques(ranks: Sequence[float], cd: float) -> list[tuple[int, int]]:
+    """Maximal runs ``(i, j)`` of the sorted ranks whose spread ``ranks[j] - ranks[i]`` is less
+    than ``cd``: the groups a CD diagram joins with a bar (no significant difference inside).
+
+    >>> cliques([1.0, 1.5, 2.9, 3.2], 1.0)
+    [(0, 1), (2, 3)]
+    >>> cliques([1.0, 2.0, 3.0], 0.5)
+    []
+    """
+    found: list[tuple[int, int]] = []
+    for i in range(len(ranks)):
+        j = i
+        while j + 1 < len(ranks) and ranks[j + 1] - ranks[i] < cd:
+            j += 1
+        if j > i and not any(a <= i and j <= b for a, b in found):
+            found.append((i, j))
+    return found
+
+
+def cd_figure(ranking: Record, alpha: float | None = None):
+    """A critical difference diagram (Demšar 2006) from a ``ranking`` record.
+
+    The average ranks lie on an axis from 1 (best, left) to L; every learner is labelled, the
+    better half on the left, the rest on the right; a bar above shows the length of the
+    Nemenyi critical difference, and thick bars below join learners whose average ranks differ
+    by less than it (no significant difference between them).
+
+    Returns
+    -------
+    matplotlib.figure.Figure or None
+        ``None`` with fewer than three learners, or when the ranks or the critical difference
+        are undefined.
+    """
+    names, ranks, cd = ranking["learners"], ranking["average_ranks"], ranking["critical_difference"]
+    if len(names) < 3 or cd is None or any(r is None for r in ranks):
+        return None
+    order = sorted(range(len(names)), key=lambda i: ranks[i])
+    names = [names[i] for i in order]
+    ranks = [float(ranks[i]) for i in order]
+    n = len(names)
+    half = (n + 1) // 2
+    groups = cliques(ranks, cd)
+    height = 1.6 + 0.32 * max(half, n - half) + 0.18 * len(groups)
+    figure = _new_figure((8.0, height))
+    ax = figure.subplots()
+    ax.set_axis_off()
+    low, high = 1, max(n, math.ceil(ranks[-1]))
+    ax.set_xlim(low - 0.6 - 0.35 * n / 3, high + 0.6 + 0.35 * n / 3)
+    label_rows = max(half, n - half)
+    ax.set_ylim(-(label_rows + 0.4 + 0.35 * len(groups)), 2.1)
+
+    # the rank axis, 1 (best) on the left
+    ax.plot([low, high], [0, 0], color="black", lw=1.2)
+    for r in range(low, high + 1):
+        ax.plot([r, r], [0, 0.18], color="black", lw=1.0)
+        ax.text(r, 0.3, str(r), ha="center", va="bottom", fontsize="small")
+    # the CD bar
+    ax.plot([low, low + cd], [1.35, 1.35], color="black", lw=2.0)
+    for x in (low, low + cd):
+        ax.plot([x, x], [1.2, 1.5], color="black", lw=1.0)
+    ax.text(low + cd / 2, 1.6, f"CD = {cd:.3f}", ha="center", va="bottom", fontsize="small")
+    # learners: an elbow from the rank down to the label
+    for i, (name, rank) in enumerate(zip(names, ranks)):
+        left = i < half
+        row = i if left else n - 1 - i
+        y = -(row + 1.0) - 0.35 * len(groups)
+        x_end = ax.get_xlim()[0] + 0.15 if left else ax.get_xlim()[1] - 0.15
+        ax.plot([rank, rank, x_end], [0, y, y], color="dimgray", lw=0.9)
+        ax.text(x_end, y + 0.08, f"{name} ({rank:.2f})", ha="left" if left else "right",
+                va="bottom", fontsize="small")
+    # cliques: learners not significantly different
+    for g, (i, j) in enumerate(groups):
+        y = -0.3 - 0.35 * g
+        ax.plot([ranks[i] - 0.04, ranks[j] + 0.04], [y, y], color="black", lw=3.5,
+                solid_capstyle="round")
+    level = f"Nemenyi, α = {alpha}" if alpha is not None else "Nemenyi"
+    friedman = ranking["friedman"]["p_value"]
+    friedman = f"; Friedman p = {friedman:.3g}" if friedman is not None else ""
+    ax.set_title(f"average ranks of {ranking['measure']} over folds, stream {ranking['stream']} "
+                 f"at position {ranking['position']}\n(1 = best; bars join learners not "
+                 f"significantly different, {level}{friedman})", fontsize="medium")
+    return figure
+
+
+# ------------------------------------------------------------------------------------ files
+def _safe(name: str) -> str:
+    """A file-name part: ``recall[1]`` becomes ``recall_1_``."""
+    return re.sub(r"[^A-Za-z0-9_.\-]", "_", name)
+
+
+def stream_figures(data: StreamRecords, measures: Sequence[str]) -> dict[str, Any]:
+    """Every figure of one stream, by file stem (``<stream>-<what>``)."""
+    stem = _safe(data.stream)
+    figures: dict[str, Any] = {}
+    for measure in measures:
+        figure = measure_figure(data, measure)
+        if figure is None:
+            print(f"plot: stream {data.stream} has no measure {measure!r}; skipped",
+                  file=sys.stderr)
+            continue
+        figures[f"{stem}-{_safe(measure)}"] = figure
+    figures[f"{stem}-window_size"] = window_size_figure(data)
+    pvalues = pvalues_figure(data)
+    if pvalues is not None:
+        figures[f"{stem}-pvalues"] = pvalues
+    for measure, ranking in data.rankings.items():
+        cd = cd_figure(ranking, data.alpha)
+        if cd is not None:
+            figures[f"{stem}-cd-{_safe(measure)}"] = cd
+    return figures
+
+
+def plot_records(records: Iterable[Record], out_dir: str | os.PathLike[str] = "plots",
+                 measures: Sequence[str] = DEFAULT_MEASURES,
+                 formats: Sequence[str] = ("png",)) -> list[Path]:
+    """Draw every figure of a run's records and write them to ``out_dir``.
+
+    Parameters
+    ----------
+    records : iterable of dict
+        Output records (METHOD.md §10), e.g. from :func:`foldstream.job.schema.read_records`.
+    out_dir : path
+        The folder; created if missing.
+    measures : sequence of str
+        The measures that get a figure of their own.
+    formats : sequence of str
+        File formats among ``png``, ``svg``, ``pdf``.
+
+    Returns
+    -------
+    list of Path
+        The files written, in order.
+
+    Raises
+    ------
+    ValueError
+        On an unknown format, or when the records hold no ``measures`` record.
+    """
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown:
+        raise ValueError(f"unknown format(s) {', '.join(unknown)}; choose from {', '.join(FORMATS)}")
+    streams = group_by_stream(records)
+    if not streams:
+        raise ValueError("no measures records to plot")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for data in streams.values():
+        for stem, figure in stream_figures(data, measures).items():
+            for fmt in formats:
+                path = out / f"{stem}.{fmt}"
+                figure.savefig(path, dpi=DPI, format=fmt)
+                written.append(path)
+    return written
+
+
+def _split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def main(args) -> int:
+    """``foldstream plot METRICS [--out DIR] [--measures a,b] [--format png,svg]``."""
+    from foldstream.connectors.kafka import KafkaUnavailable
+
+    try:
+        records = read_records(args.metrics)
+        written = plot_records(records, args.out, _split(args.measures), _split(args.formats))
+    except (OSError, ValueError, KafkaUnavailable) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    for path in written:
+        print(path)
+    return 0

@@ -1,0 +1,342 @@
+"""``foldstream watch SOURCE``: a live table of a run's records, from a file or a Kafka topic.
+
+:class:`WatchState` holds what the table shows and knows nothing of terminals: ``update(record)``
+folds one output record in, ``render()`` returns a rich renderable. :func:`main` feeds it from a
+:class:`~foldstream.job.schema.RecordReader` inside a rich ``Live`` display, until the input ends
+(``--no-follow``) or Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from foldstream.job.schema import RecordReader, describe_window
+
+Record = dict[str, Any]
+
+DEFAULT_MEASURES = ("accuracy", "kappa_m")
+RATE_HORIZON_S = 10.0  # the input rate is measured over the last this many seconds
+RATE_MIN_SPAN_S = 1.0  # and not at all before records have come in for this long
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _p(value: float | None) -> str:
+    """A p-value: four decimals, or scientific notation when smaller."""
+    if value is None:
+        return "—"
+    return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
+
+
+@dataclass
+class RateMeter:
+    """Stream positions per second of wall-clock time, over the last :data:`RATE_HORIZON_S`."""
+
+    samples: deque = field(default_factory=deque)  # (time, position)
+
+    def add(self, now: float, position: int) -> None:
+        if not self.samples or position != self.samples[-1][1]:
+            self.samples.append((now, position))
+
+    def rate(self, now: float) -> float | None:
+        """``None`` until records have come in for :data:`RATE_MIN_SPAN_S`; 0 once stalled
+        for longer than the horizon."""
+        while len(self.samples) > 1 and now - self.samples[0][0] > RATE_HORIZON_S:
+            self.samples.popleft()
+        if not self.samples:
+            return None
+        first_t, first_p = self.samples[0]
+        if now - first_t < RATE_MIN_SPAN_S:
+            return None
+        return (self.samples[-1][1] - first_p) / (now - first_t)
+
+
+@dataclass
+class StreamView:
+    """The latest of everything one stream reported."""
+
+    name: str
+    position: int = 0
+    measures: dict[str, Record] = field(default_factory=dict)  # per learner
+    comparisons: dict[tuple[str, str, str], Record] = field(default_factory=dict)
+    rankings: dict[str, Record] = field(default_factory=dict)
+    alarms: deque = field(default_factory=lambda: deque(maxlen=6))
+    alarm_count: int = 0
+    rejected: int = 0
+    summary: Record | None = None
+    meter: RateMeter = field(default_factory=RateMeter)
+
+
+class WatchState:
+    """What ``foldstream watch`` shows, updated one record at a time.
+
+    Parameters
+    ----------
+    measures : sequence of str
+        The measures shown per learner.
+    source : str
+        Where the records come from, for the heading.
+    alarms : int
+        How many of the latest alarms to list per stream.
+    clock : callable
+        Seconds, monotonic; injectable so that rates can be tested.
+
+    Examples
+    --------
+    >>> state = WatchState(["accuracy"])
+    >>> state.update({"type": "alarm", "stream": "s", "position": 7, "learner": "ht",
+    ...               "fold": 2, "detector": "adwin", "quantity": "loss"})
+    >>> state.streams["s"].alarm_count, state.streams["s"].position
+    (1, 7)
+    """
+
+    def __init__(self, measures: Sequence[str] = DEFAULT_MEASURES, *, source: str = "",
+                 alarms: int = 6, clock: Callable[[], float] = time.monotonic):
+        self.measures = list(measures)
+        self.source = source
+        self.alarms_kept = alarms
+        self.clock = clock
+        self.streams: dict[str, StreamView] = {}
+        self.records = 0
+        self.unknown = 0
+        self.status = "reading"
+
+    def _stream(self, name: str) -> StreamView:
+        if name not in self.streams:
+            self.streams[name] = StreamView(name, alarms=deque(maxlen=self.alarms_kept))
+        return self.streams[name]
+
+    def update(self, record: Record) -> None:
+        """Fold one output record into the state; records of unknown types are counted."""
+        self.records += 1
+        kind = record.get("type")
+        view = self._stream(str(record.get("stream")))
+        position = record.get("position")
+        if kind != "rejected" and isinstance(position, int) and position >= view.position:
+            view.position = position
+            view.meter.add(self.clock(), position)
+        if kind == "measures":
+            view.measures[record["learner"]] = record
+        elif kind == "comparison":
+            view.comparisons[(record["measure"], record["a"], record["b"])] = record
+        elif kind == "ranking":
+            view.rankings[record["measure"]] = record
+        elif kind == "alarm":
+            view.alarms.append(record)
+            view.alarm_count += 1
+        elif kind == "rejected":
+            view.rejected += 1
+        elif kind == "summary":
+            view.summary = record
+        else:
+            self.unknown += 1
+
+    # ---------------------------------------------------------------------------- rendering
+    def render(self) -> RenderableType:
+        """The whole display: a heading, then per stream its tables."""
+        parts: list[RenderableType] = [self._heading()]
+        for view in self.streams.values():
+            parts.extend(self._stream_parts(view))
+        if not self.streams:
+            parts.append(Text("waiting for records…", style="dim"))
+        return Group(*parts)
+
+    def _heading(self) -> Text:
+        text = Text()
+        text.append("foldstream watch ", style="bold")
+        text.append(f"{self.source}  ")
+        text.append(f"{self.records} records", style="cyan")
+        if self.unknown:
+            text.append(f", {self.unknown} of unknown type", style="yellow")
+        text.append(f"  [{self.status}]", style="dim")
+        return text
+
+    def _stream_parts(self, view: StreamView) -> list[RenderableType]:
+        parts: list[RenderableType] = [self._measures_table(view), self._setup(view)]
+        if view.comparisons:
+            parts.append(self._comparisons_table(view))
+        for ranking in view.rankings.values():
+            parts.append(self._ranking_line(ranking))
+        parts.append(self._alarms_table(view) if view.alarms else
+                     Text("no alarms yet", style="dim"))
+        if view.summary is not None:
+            s = view.summary
+            parts.append(Text(
+                f"finished: {s['examples_read']} records read, {s['examples_rejected']} rejected, "
+                f"{s['wall_time_s']:.1f} s ({_fmt(s['examples_per_second'], 0)} examples/s)",
+                style="green"))
+        return parts
+
+    def _title(self, view: StreamView) -> str:
+        rate = view.meter.rate(self.clock())
+        rate_text = f"{rate:,.0f} examples/s" if rate is not None else "rate —"
+        bits = [f"stream {escape(view.name)}", f"position {view.position:,}", rate_text]
+        if view.rejected:
+            bits.append(f"{view.rejected} rejected")
+        return " · ".join(bits)
+
+    @staticmethod
+    def _setup(view: StreamView) -> Text:
+        """The evaluation behind the numbers, on a line of its own (a caption would wrap)."""
+        if not view.measures:
+            return Text("")
+        first = next(iter(view.measures.values()))
+        how = "prequential" if first["prequential"] else "holdout"
+        return Text(f"{first['mode']}, {first['folds']} folds, {how}, window "
+                    f"{describe_window(first['window'])}; mean ± std over folds at each "
+                    f"learner's last report", style="dim")
+
+    def _measures_table(self, view: StreamView) -> Table:
+        table = Table(title=self._title(view), title_justify="left")
+        table.add_column("learner", style="bold")
+        table.add_column("at", justify="right")
+        for measure in self.measures:
+            table.add_column(escape(measure), justify="right")  # recall[up] is no markup
+        table.add_column("window (mean)", justify="right")
+        for name, record in view.measures.items():
+            cells = []
+            for measure in self.measures:
+                value = record["values"].get(measure)
+                cells.append("n/a" if value is None else
+                             f"{_fmt(value['mean'])} ± {_fmt(value['std'])}")
+            sizes = record["window_size"]
+            table.add_row(name, f"{record['position']:,}", *cells,
+                          f"{sum(sizes) / len(sizes):,.0f}")
+        return table
+
+    def _comparisons_table(self, view: StreamView) -> Table:
+        alpha = next(iter(view.comparisons.values()))["alpha"]
+        table = Table(title=f"paired tests over folds (α = {alpha})", title_justify="left")
+        for column in ("measure", "pair", "Wilcoxon p", "sign p", "wins", "verdict"):
+            table.add_column(column, justify="right" if column.endswith(("p", "wins")) else "left")
+        for (measure, a, b), record in sorted(view.comparisons.items(), key=self._by_measure):
+            w, s = record["wilcoxon"], record["sign"]
+            table.add_row(escape(measure), f"{a} vs {b}", _p(w["p_value"]), _p(s["p_value"]),
+                          f"{s['wins_a']}:{s['wins_b']}", verdict(record, view.measures))
+        return table
+
+    def _by_measure(self, item) -> tuple[int, str]:
+        """Comparisons of the measures shown first, in their order; pairs in report order."""
+        measure = item[0][0]
+        return (self.measures.index(measure) if measure in self.measures else len(self.measures),
+                measure)
+
+    @staticmethod
+    def _ranking_line(ranking: Record) -> Text:
+        ranks = sorted((r, n) for n, r in zip(ranking["learners"], ranking["average_ranks"])
+                       if r is not None)
+        friedman = ranking["friedman"]["p_value"]
+        cd = ranking["critical_difference"]
+        return Text(f"average ranks of {ranking['measure']} (1 = best): "
+                    + ", ".join(f"{n} {r:.2f}" for r, n in ranks)
+                    + f"; Nemenyi CD {_fmt(cd, 2)}; Friedman p {_p(friedman)}")
+
+    def _alarms_table(self, view: StreamView) -> Table:
+        table = Table(title=f"latest alarms ({view.alarm_count} in all)", title_justify="left")
+        for column in ("position", "learner", "fold", "detector"):
+            table.add_column(column, justify="right" if column in ("position", "fold") else "left")
+        for alarm in reversed(view.alarms):
+            table.add_row(f"{alarm['position']:,}", alarm["learner"], str(alarm["fold"]),
+                          alarm["detector"])
+        return table
+
+
+def verdict(comparison: Record, measures: dict[str, Record] | None = None) -> str:
+    """What the paired tests say about a pair, in words, with rich markup.
+
+    The better learner is the one that wins more folds (the sign test's count), or failing
+    that, the one with the higher mean.
+
+    Examples
+    --------
+    >>> verdict({"a": "x", "b": "y", "measure": "accuracy",
+    ...          "wilcoxon": {"p_value": 0.002, "reject": True},
+    ...          "sign": {"wins_a": 1, "wins_b": 9, "p_value": 0.02, "reject": True}})
+    '[green]y better (both tests)[/]'
+    """
+    w, s = comparison["wilcoxon"], comparison["sign"]
+    if w["p_value"] is None and s["p_value"] is None:
+        return "[dim]undefined (no fold differs)[/]"
+    rejected = [name for name, test in (("Wilcoxon", w), ("sign", s)) if test["reject"]]
+    if not rejected:
+        return "no significant difference"
+    better = _better(comparison, measures or {})
+    tests = "both tests" if len(rejected) == 2 else f"{rejected[0]} only"
+    return f"[green]{better} better ({tests})[/]"
+
+
+def _better(comparison: Record, measures: dict[str, Record]) -> str:
+    a, b, s = comparison["a"], comparison["b"], comparison["sign"]
+    if s["wins_a"] != s["wins_b"]:
+        return a if s["wins_a"] > s["wins_b"] else b
+    means = [measures.get(n, {}).get("values", {}).get(comparison["measure"], {}).get("mean")
+             for n in (a, b)]
+    if None not in means and means[0] != means[1]:
+        return a if means[0] > means[1] else b
+    return f"{a} or {b}"
+
+
+def watch(source: str, measures: Sequence[str] = DEFAULT_MEASURES, *, follow: bool = True,
+          interval: float = 0.5, console: Console | None = None) -> WatchState:
+    """Show the live table of ``source`` until its end (``follow=False``) or Ctrl-C.
+
+    Returns the final state. Raises what the reader raises on a missing file or an
+    unreachable broker; Ctrl-C ends the display cleanly.
+    """
+    if console is None:
+        console = Console()
+        if not console.is_terminal:  # a log or a pipe: room for the tables, not 80 columns
+            console.width = max(console.width, 120)
+    reader = RecordReader(source, follow=follow, poll_interval=interval)
+    state = WatchState(measures, source=str(reader.source))
+    state.status = "following (Ctrl-C to stop)" if follow else "reading"
+    batches = reader.batches()
+    try:
+        # The first batch opens the file or reaches the broker: fail before the display is up.
+        first = next(batches, [])
+        with Live(state.render(), console=console, refresh_per_second=4) as live:
+            try:
+                for batch in itertools.chain([first], batches):
+                    for record in batch:
+                        state.update(record)
+                    live.update(state.render())
+                state.status = "end of input"
+            except KeyboardInterrupt:
+                state.status = "stopped"
+            if reader.skipped:
+                state.status += f"; {reader.skipped} lines were not records"
+            live.update(state.render())
+        if not console.is_terminal:
+            console.line()  # Live ends a terminal's display with a newline, not a file's
+    finally:
+        batches.close()
+    return state
+
+
+def main(args) -> int:
+    """``foldstream watch SOURCE [--measures a,b] [--follow/--no-follow] [--interval S]``."""
+    from foldstream.connectors.kafka import KafkaUnavailable
+
+    measures = [m.strip() for m in args.measures.split(",") if m.strip()]
+    try:
+        watch(args.source, measures, follow=args.follow, interval=args.interval)
+    except (OSError, ValueError, KafkaUnavailable) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # Ctrl-C before the display was up
+        return 130
+    return 0
