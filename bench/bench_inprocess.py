@@ -14,7 +14,6 @@ import argparse
 import cProfile
 import pstats
 import time
-from pathlib import Path
 
 from foldstream.job.config import load_config
 from foldstream.job.inprocess import evaluate

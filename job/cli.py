@@ -145,7 +145,17 @@ def main(argv: list[str] | None = None) -> int:
                         f"({config.engine.kind} engine, {len(config.learners)} learners, "
                         f"{config.evaluation.mode} with {config.evaluation.folds} folds)")
         return 0
-    return run(config, progress=not args.no_progress, tables=not args.quiet)
+    from foldstream.connectors.kafka import KafkaUnavailable
+    from foldstream.job.deps import DependencyError
+
+    try:
+        return run(config, progress=not args.no_progress, tables=not args.quiet)
+    except (KafkaUnavailable, DependencyError) as error:  # a broker down, no Java, no jars
+        err.print(f"[red]error:[/] {error}", highlight=False)
+        return 2
+    except KeyboardInterrupt:
+        err.print("stopped (Ctrl-C)")
+        return 130
 
 
 if __name__ == "__main__":

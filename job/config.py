@@ -222,10 +222,16 @@ class EngineConfig(_Strict):
     checkpoint_interval_ms: int | None = Field(
         None, ge=100, description="flink: checkpoint interval; default 10000 for an unbounded "
                                   "Kafka source, off otherwise")
-    jars: list[str] | None = Field(None, description="flink: the Kafka connector jars "
-                                                     "(default: fetched into ~/.cache/foldstream)")
+    jars: list[str] | None = Field(None, description="flink: the Kafka connector jars to ship "
+                                                     "(default: fetched into ~/.cache/foldstream; "
+                                                     "[]: none, the cluster has them in lib/)")
+    python_executable: str | None = Field(
+        None, description="flink: the Python of the workers (default: the one running foldstream)")
     restart_attempts: int = Field(3, ge=0, description="flink: restarts from the last checkpoint "
                                                        "after a failure")
+    keying: Literal["fold", "learner_fold"] = Field(
+        "fold", description="flink: one key per fold hosting every learner and the evaluator, "
+                            "or one key per learner and fold (bench/README.md compares them)")
 
 
 class Config(_Strict):
@@ -343,3 +349,51 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         return Config.model_validate(data)
     except ValidationError as error:
         raise ConfigError(f"invalid configuration ({origin}):\n{format_errors(error)}") from None
+
+
+# ------------------------------------------------------------------------ config reference
+_SECTIONS = (
+    ("source (kind: file)", FileSource), ("source (kind: generator)", GeneratorSource),
+    ("source (kind: kafka)", KafkaSource), ("evaluation", EvaluationConfig),
+    ("evaluation.window", WindowConfig), ("evaluation.alarms", AlarmsConfig),
+    ("evaluation.alarms.page_hinkley", PageHinkleyConfig), ("learners[]", LearnerConfig),
+    ("sink (kind: file)", FileSink), ("sink (kind: stdout)", StdoutSink),
+    ("sink (kind: kafka)", KafkaSink), ("engine", EngineConfig),
+)
+
+
+def _type_name(annotation: Any) -> str:
+    text = getattr(annotation, "__name__", None) if not getattr(annotation, "__args__", None) else None
+    text = text or str(annotation).replace("typing.", "")
+    text = text.replace("NoneType", "null").replace("Literal", "one of ").replace(" | ", " or ")
+    return text.replace("Optional[", "null or [")
+
+
+def config_reference() -> str:
+    """The configuration keys as Markdown tables, generated from the model so it cannot drift.
+
+    ``python -m foldstream.job.config`` prints it; the README holds a copy that a test compares.
+    """
+    from pydantic_core import PydanticUndefined
+
+    lines: list[str] = []
+    for title, model in _SECTIONS:
+        lines += [f"**{title}**", "", "| key | type | default | meaning |", "|---|---|---|---|"]
+        for name, info in model.model_fields.items():
+            if info.default is not PydanticUndefined:
+                default = info.default
+            elif info.default_factory is not None:
+                default = info.default_factory()
+            else:
+                default = "(required)"
+            if isinstance(default, BaseModel):
+                default = "see below"
+            shown = f"`{default!r}`" if default not in ("(required)", "see below") else default
+            lines.append(f"| `{name}` | {_type_name(info.annotation)} | {shown} | "
+                         f"{(info.description or '').replace('|', '/')} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(config_reference())

@@ -77,7 +77,8 @@ def patch_pyflink_kafka() -> None:
 
 
 def make_env(parallelism: int, jars: Iterable[Path | str] = (),
-             config: Mapping[str, str] | None = None) -> StreamExecutionEnvironment:
+             config: Mapping[str, str] | None = None,
+             python_executable: str | None = None) -> StreamExecutionEnvironment:
     """A local/remote ``StreamExecutionEnvironment`` with Python workers in separate processes.
 
     ``config`` holds Flink configuration keys (``python.fn-execution.bundle.size``,
@@ -92,7 +93,7 @@ def make_env(parallelism: int, jars: Iterable[Path | str] = (),
     for k, v in (config or {}).items():
         conf.set_string(str(k), str(v))
     env = StreamExecutionEnvironment.get_execution_environment(conf)
-    env.set_python_executable(sys.executable)
+    env.set_python_executable(python_executable or sys.executable)
     urls = []
     for j in jars:
         p = Path(j).expanduser().resolve()

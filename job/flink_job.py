@@ -19,12 +19,13 @@ the end of time in each stream's fan-out: it flushes the last batch, marked fina
 from __future__ import annotations
 
 import json
-import sys
+import os
+import shutil
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Iterable, Iterator
 
-from pyflink.common import Configuration, Row, Types
+from pyflink.common import Row, Types
 from pyflink.datastream import KeyedProcessFunction, OutputTag, RuntimeContext, StreamExecutionEnvironment
 from pyflink.datastream.state import ValueStateDescriptor
 
@@ -84,7 +85,7 @@ def decode_item(text: str) -> Example | Rejected:
 class _StreamHead:
     batcher: Batcher
     fanout: FanOut
-    routes: tuple[str, ...]
+    targets: list[list[tuple[str, int | None]]]  # per fold: (route, learner or None: all)
     read: int = 0
     rejected: int = 0
     started: float = field(default_factory=time.time)
@@ -93,10 +94,11 @@ class _StreamHead:
 class FanOutFunction(KeyedProcessFunction):
     """Keyed by stream: positions, micro-batches and the k-fold fan-out of one stream."""
 
-    def __init__(self, plans: Plans, parallelism: int, flush_ms: int | None):
+    def __init__(self, plans: Plans, parallelism: int, flush_ms: int | None, keying: str):
         self.plans = plans
         self.parallelism = parallelism
         self.flush_ms = flush_ms  # None: bounded input, no timer flushes
+        self.keying = keying
 
     def open(self, runtime_context: RuntimeContext):
         self.state = runtime_context.get_state(ValueStateDescriptor("stream", PICKLED))
@@ -107,7 +109,7 @@ class FanOutFunction(KeyedProcessFunction):
         if head is None:
             p = self.plans
             head = _StreamHead(p.batcher(stream), p.fan_out(stream),
-                               fold_routes(stream, p.folds, self.parallelism, MAX_PARALLELISM))
+                               learner_targets(stream, p, self.parallelism, self.keying))
             ctx.timer_service().register_event_time_timer(END_OF_INPUT)
             if self.flush_ms:
                 ctx.timer_service().register_processing_time_timer(
@@ -137,36 +139,78 @@ class FanOutFunction(KeyedProcessFunction):
         self.state.update(head)
 
     @staticmethod
-    def _fan_out(head: _StreamHead, batch) -> Iterator[tuple[str, FoldBatch]]:
+    def _fan_out(head: _StreamHead, batch) -> Iterator[tuple[str, int | None, FoldBatch]]:
         for fold_batch in head.fanout.process(batch):
-            yield head.routes[fold_batch.fold], fold_batch
+            for route, learner in head.targets[fold_batch.fold]:
+                yield route, learner, fold_batch
+
+
+def learner_targets(stream: str, plans: Plans, parallelism: int,
+                    keying: str) -> list[list[tuple[str, int | None]]]:
+    """Where each fold's batches go: one key per fold hosting every learner (``fold``), or one
+    key per learner and fold (``learner_fold``), spread evenly over the subtasks."""
+    k, n_learners = plans.folds, len(plans.learners)
+    if keying == "fold":
+        routes = fold_routes(stream, k, parallelism, MAX_PARALLELISM)
+        return [[(routes[f], None)] for f in range(k)]
+    routes = fold_routes(f"{stream}#learners", k * n_learners, parallelism, MAX_PARALLELISM)
+    return [[(routes[f * n_learners + l], l) for l in range(n_learners)] for f in range(k)]
 
 
 @dataclass
 class _FoldState:
-    tasks: list[LearnerTask]
-    evaluator: FoldEvaluator
+    tasks: dict[int, LearnerTask]
+    evaluator: FoldEvaluator | None
 
 
 class FoldFunction(KeyedProcessFunction):
-    """Keyed by fold route: every learner of one fold of one stream, and the fold's evaluator."""
+    """Keyed by route: the learner tasks of one fold of one stream.
 
-    def __init__(self, plans: Plans):
+    With ``fold`` keying a key hosts every learner of the fold and the fold's evaluator, and
+    emits fold reports; with ``learner_fold`` keying it hosts one learner and emits its
+    predictions, routed to the fold's :class:`EvaluatorFunction`.
+    """
+
+    def __init__(self, plans: Plans, parallelism: int):
         self.plans = plans
+        self.parallelism = parallelism
 
     def open(self, runtime_context: RuntimeContext):
         self.state = runtime_context.get_state(ValueStateDescriptor("fold", PICKLED))
 
     def process_element(self, routed, ctx):
-        _, batch = routed
-        fold: _FoldState | None = self.state.value()
-        if fold is None:
-            p = self.plans
-            fold = _FoldState([p.learner_task(l, batch.fold) for l in range(len(p.learners))],
-                              p.fold_evaluator(batch.stream, batch.fold))
-        for task in fold.tasks:
-            yield from fold.evaluator.add(task.process(batch))
-        self.state.update(fold)
+        _, learner, batch = routed
+        p = self.plans
+        state: _FoldState | None = self.state.value()
+        if state is None:
+            learners = range(len(p.learners)) if learner is None else [learner]
+            state = _FoldState({l: p.learner_task(l, batch.fold) for l in learners},
+                               p.fold_evaluator(batch.stream, batch.fold) if learner is None else None)
+        if state.evaluator is not None:
+            for task in state.tasks.values():
+                yield from state.evaluator.add(task.process(batch))
+        else:
+            route = fold_routes(batch.stream, p.folds, self.parallelism, MAX_PARALLELISM)[batch.fold]
+            yield route, state.tasks[learner].process(batch)
+        self.state.update(state)
+
+
+class EvaluatorFunction(KeyedProcessFunction):
+    """Keyed by fold route (``learner_fold`` keying): joins the learners' predictions of a fold."""
+
+    def __init__(self, plans: Plans):
+        self.plans = plans
+
+    def open(self, runtime_context: RuntimeContext):
+        self.state = runtime_context.get_state(ValueStateDescriptor("evaluator", PICKLED))
+
+    def process_element(self, routed, ctx):
+        _, predictions = routed
+        evaluator: FoldEvaluator | None = self.state.value()
+        if evaluator is None:
+            evaluator = self.plans.fold_evaluator(predictions.stream, predictions.fold)
+        yield from evaluator.add(predictions)
+        self.state.update(evaluator)
 
 
 @dataclass
@@ -208,6 +252,10 @@ def _stream_of(item) -> str:
     return item.stream or ""
 
 
+def _route(routed) -> str:
+    return routed[0]
+
+
 def build(env: StreamExecutionEnvironment, config: Config, items: Iterable[str] | None = None):
     """Wire the job into ``env``; returns ``(records, dead_letters)``, two streams of JSON text.
 
@@ -222,12 +270,16 @@ def build(env: StreamExecutionEnvironment, config: Config, items: Iterable[str] 
     else:
         parsed = _items_source(env, list(items or []))
         flush_ms = None
+    keying = config.engine.keying
     fanned = (parsed.key_by(_stream_of, key_type=Types.STRING())
-              .process(FanOutFunction(plans, parallelism, flush_ms), output_type=PICKLED)
+              .process(FanOutFunction(plans, parallelism, flush_ms, keying), output_type=PICKLED)
               .name("fan-out"))
-    reports = (fanned.key_by(lambda routed: routed[0], key_type=Types.STRING())
-               .process(FoldFunction(plans), output_type=PICKLED)
-               .name("learners+evaluator"))
+    reports = (fanned.key_by(_route, key_type=Types.STRING())
+               .process(FoldFunction(plans, parallelism), output_type=PICKLED)
+               .name("learners+evaluator" if keying == "fold" else "learners"))
+    if keying == "learner_fold":
+        reports = (reports.key_by(_route, key_type=Types.STRING())
+                   .process(EvaluatorFunction(plans), output_type=PICKLED).name("evaluator"))
     records = (reports.union(fanned.get_side_output(STREAM_ENDS))
                .key_by(_stream_of, key_type=Types.STRING())
                .process(AggregatorFunction(plans), output_type=Types.STRING())
@@ -280,11 +332,16 @@ def _kafka_items(env, config: Config):
 
 
 def make_environment(config: Config) -> StreamExecutionEnvironment:
+    from foldstream.job.deps import DependencyError
     from foldstream.job.flink_env import make_env
+
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        raise DependencyError("engine.kind: flink needs Java 17 (no `java` on PATH and no "
+                                "JAVA_HOME); install it, or run with --set engine.kind=inprocess")
 
     jars: list[str] = []
     if config.source.kind == "kafka" or config.sink.kind == "kafka":
-        if config.engine.jars:
+        if config.engine.jars is not None:
             jars = config.engine.jars
         else:
             from foldstream.job.deps import ensure_kafka_jars
@@ -299,7 +356,9 @@ def make_environment(config: Config) -> StreamExecutionEnvironment:
             "restart-strategy.fixed-delay.attempts": str(config.engine.restart_attempts),
             "restart-strategy.fixed-delay.delay": "1 s",
         })
-    return make_env(config.engine.parallelism, jars, settings)
+        if os.environ.get("FOLDSTREAM_CHECKPOINT_DIR"):  # keep them on disk (benchmarks, ops)
+            settings["execution.checkpointing.dir"] = os.environ["FOLDSTREAM_CHECKPOINT_DIR"]
+    return make_env(config.engine.parallelism, jars, settings, config.engine.python_executable)
 
 
 def run(config: Config, emit, dead_letter, on_progress=None) -> None:

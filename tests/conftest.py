@@ -42,3 +42,9 @@ def tansu():
     """One Tansu broker for the session (in-memory storage, a free loopback port)."""
     with load_broker_module().TansuBroker() as broker:
         yield broker
+
+
+@pytest.fixture(scope="session")
+def free_port():
+    """A function returning a TCP port that was free a moment ago (for "broker down" tests)."""
+    return load_broker_module().free_port

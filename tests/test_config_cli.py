@@ -77,3 +77,12 @@ def test_default_run_on_a_fresh_directory_ends_with_tables_and_a_summary(tmp_pat
     rankings = [json.loads(line) for line in lines if '"type":"ranking"' in line]
     assert rankings and rankings[-1]["critical_difference"] > 0
     assert (tmp_path / "out" / "metrics.rejected.jsonl").read_text() == ""
+
+
+def test_the_readme_carries_the_current_configuration_reference():
+    from foldstream.job.config import config_reference
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("-->\n", readme.index("<!-- config-reference:start")) + 4
+    end = readme.index("<!-- config-reference:end -->")
+    assert readme[start:end] == config_reference(), "run python -m foldstream.job.config"

@@ -49,17 +49,18 @@ def test_fold_routes_land_where_flink_sends_them():
         assert max(counts) - min(counts) <= 1
 
 
-@pytest.mark.parametrize("mode,window", [
-    ("bootstrap", "{kind: adwin, delta: 0.002}"),
-    ("cv", "{kind: sliding, size: 500}"),
+@pytest.mark.parametrize("mode,window,keying", [
+    ("bootstrap", "{kind: adwin, delta: 0.002}", "fold"),
+    ("cv", "{kind: sliding, size: 500}", "learner_fold"),
 ])
-def test_flink_at_parallelism_2_writes_the_records_of_the_in_process_engine(elec_path, mode, window):
+def test_flink_at_parallelism_2_writes_the_records_of_the_in_process_engine(elec_path, mode, window,
+                                                                           keying):
     from foldstream.job import flink_job
 
     cfg = load_config(None, [
         f"source.path={elec_path}", "source.limit=3000", TWO_LEARNERS, f"evaluation.mode={mode}",
         f"evaluation.window={window}", "evaluation.report_every=500", "engine.kind=flink",
-        "engine.parallelism=2", "engine.batch_size=200",
+        "engine.parallelism=2", "engine.batch_size=200", f"engine.keying={keying}",
     ])
     reference, _ = evaluate_to_list(make_plans(cfg), open_source(cfg))
     records, rejected = [], []

@@ -7,46 +7,28 @@ a real Kafka-protocol broker (Tansu). The jars and the broker binary are fetched
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 pytestmark = [pytest.mark.kafka, pytest.mark.flink]
 
 
-def _load_broker_module():
-    # tests/ is no package and --import-mode=importlib puts nothing on sys.path: load by path.
-    name = "foldstream_tests_broker"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("broker.py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-broker_mod = _load_broker_module()
 
 N = 1000
 STREAMS = ("elec", "sea")  # two streams, one partition each
 
 
 @pytest.fixture(scope="module")
-def jars():
-    from foldstream.job.deps import ensure_kafka_jars
-    return ensure_kafka_jars()
+def jars(kafka_jars):
+    return kafka_jars
 
 
 @pytest.fixture(scope="module")
-def broker():
-    with broker_mod.TansuBroker() as b:
-        yield b
+def broker(tansu):
+    return tansu
 
 
 def test_kafka_roundtrip_keyed_parallelism_2(broker, jars):
@@ -126,11 +108,11 @@ def test_value_only_datastream_api(broker, jars):
     assert {k for k, _ in got} == {None}
 
 
-def test_broker_down_fails_fast(jars):
+def test_broker_down_fails_fast(jars, free_port):
     from foldstream.connectors.kafka import KafkaUnavailable, check_bootstrap
     from foldstream.job.flink_env import KEYED_TYPE, kafka_sink, kafka_source, make_env
 
-    dead = f"127.0.0.1:{broker_mod.free_port()}"
+    dead = f"127.0.0.1:{free_port()}"
     t0 = time.monotonic()
     with pytest.raises(KafkaUnavailable, match=dead):
         check_bootstrap(dead, timeout_s=3)

@@ -3,12 +3,9 @@ command on a file and on a topic, and produce against a real Kafka-protocol brok
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
-import sys
 import time
-from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -22,19 +19,6 @@ from foldstream.job.watch import RateMeter, WatchState, verdict
 from foldstream.operators.records import Example
 
 
-def _load_broker_module():
-    # tests/ is no package and --import-mode=importlib puts nothing on sys.path: load by path.
-    name = "foldstream_tests_broker"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("broker.py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-broker_mod = _load_broker_module()
 
 # kafka-python 2.x loads its protocol files with importlib.resources' deprecated functions.
 pytestmark = pytest.mark.filterwarnings("ignore:(read|open)_text is deprecated:DeprecationWarning")
@@ -157,9 +141,8 @@ def test_watch_a_missing_file_fails_cleanly(tmp_path, capsys):
 
 # ------------------------------------------------------------------------- against a broker
 @pytest.fixture(scope="module")
-def broker():
-    with broker_mod.TansuBroker() as b:
-        yield b
+def broker(tansu):
+    return tansu
 
 
 @pytest.fixture
@@ -218,8 +201,8 @@ def test_produce_a_generator_with_rate_and_limit(broker, capsys):
 
 
 @pytest.mark.kafka
-def test_produce_names_the_servers_when_no_broker_answers(capsys):
-    dead = f"127.0.0.1:{broker_mod.free_port()}"
+def test_produce_names_the_servers_when_no_broker_answers(capsys, free_port):
+    dead = f"127.0.0.1:{free_port()}"
     assert cli.main(["produce", "--bootstrap-servers", dead, "--topic", "t", "--limit", "3",
                      "--quiet"]) == 2
     assert dead in capsys.readouterr().err

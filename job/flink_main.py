@@ -1,0 +1,92 @@
+"""The entry point a Flink cluster runs: Kafka in, Kafka out, nothing collected by a client.
+
+On a cluster (session mode; the client only builds the job graph and submits it)::
+
+    flink run --detached -m JOBMANAGER:8081 --python job/flink_main.py -- CONFIG.yaml [--set k=v ...]
+
+On the local mini-cluster (blocks until the job ends, i.e. forever for an unbounded source)::
+
+    python -m foldstream.job.flink_main CONFIG.yaml [--set k=v ...]
+
+The configuration must read from Kafka and write to Kafka (``source.kind: kafka`` and
+``sink.kind: kafka``): a job on a cluster has no client that could read a file or collect the
+records into one. Everything else is :mod:`foldstream.job.flink_job`'s: this file only loads
+the configuration, wires the job and starts it. It defines no function that runs on the
+cluster (the TaskManagers import ``foldstream`` from their own Python environment).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from foldstream.job.config import Config, ConfigError, load_config
+
+JOB_NAME = "foldstream"
+
+
+def check_cluster_config(config: Config) -> None:
+    """Raise :class:`ConfigError` unless both ends are Kafka topics, naming the keys that differ."""
+    wrong = [f"{section}.kind is {getattr(config, section).kind!r}"
+             for section in ("source", "sink") if getattr(config, section).kind != "kafka"]
+    if wrong:
+        raise ConfigError(
+            "a job on a Flink cluster reads from and writes to Kafka: it needs "
+            "source.kind: kafka and sink.kind: kafka, but " + " and ".join(wrong)
+            + " (run files with `foldstream run`; conf/compose.yaml and conf/cluster.yaml "
+              "are examples)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="flink_main",
+        description="Submit the foldstream job (source.kind and sink.kind: kafka) to Flink.")
+    parser.add_argument("config", help="a YAML configuration (METHOD.md §11)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[],
+                        metavar="KEY=VALUE", help="override a key (repeatable)")
+    return parser
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The arguments after ``--``; a ``--`` that reaches the program is dropped.
+
+    >>> vars(parse_args(["--", "c.yaml", "--set", "engine.parallelism=4"]))
+    {'config': 'c.yaml', 'overrides': ['engine.parallelism=4']}
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["--"]:
+        args = args[1:]
+    return _parser().parse_args(args)
+
+
+def submit(config: Config):
+    """Build the job into a fresh environment and execute it (returns on a detached submit)."""
+    from foldstream.job import flink_job
+
+    env = flink_job.make_environment(config)
+    records, dead_letters = flink_job.build(env, config)
+    flink_job._to_kafka(env, config, records, dead_letters)
+    return env.execute(JOB_NAME)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        config = load_config(args.config, args.overrides)
+        check_cluster_config(config)
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    from foldstream.connectors.kafka import KafkaUnavailable
+    from foldstream.job.deps import DependencyError
+
+    try:
+        submit(config)
+    except (KafkaUnavailable, DependencyError) as error:  # no broker or topic; no Java or jars
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
