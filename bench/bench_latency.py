@@ -48,6 +48,7 @@ def main() -> None:
     parser.add_argument("--examples", type=int, default=20_000)
     parser.add_argument("--bootstrap", default=None)
     parser.add_argument("--report-every", type=int, default=1000)
+    parser.add_argument("--folds", type=int, default=5)
     args = parser.parse_args()
 
     from kafka import KafkaConsumer, KafkaProducer, TopicPartition
@@ -65,14 +66,14 @@ def main() -> None:
     config.write_text(f"""
 source: {{kind: kafka, bootstrap_servers: "{bs}", topic: examples, bounded: false, label: target}}
 sink: {{kind: kafka, bootstrap_servers: "{bs}", topic: metrics, dead_letter_topic: metrics-rejected}}
-evaluation: {{mode: bootstrap, folds: 5, report_every: {args.report_every}}}
+evaluation: {{mode: bootstrap, folds: {args.folds}, report_every: {args.report_every}}}
 learners:
   - {{name: hoeffding_tree, model: river.tree.HoeffdingTreeClassifier}}
   - {{name: prior, model: river.dummy.PriorClassifier}}
 engine: {{kind: flink, parallelism: 2, batch_size: 500, flush_ms: 100}}
 """)
     job = subprocess.Popen([sys.executable, "-m", "foldstream.job.cli", "run", "--quiet", str(config)],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                           stdout=subprocess.DEVNULL, stderr=open(config.with_suffix(".log"), "w"))
     arrivals: dict[tuple[str, int], float] = {}
     stop = threading.Event()
 
@@ -101,7 +102,7 @@ engine: {{kind: flink, parallelism: 2, batch_size: 500, flush_ms: 100}}
         producer.flush()
         while ("warmup", args.report_every) not in arrivals:
             if job.poll() is not None or time.time() - started > 120:
-                raise SystemExit("the job did not report within 120 s")
+                raise SystemExit(f"the job did not report within 120 s; its log: {config.with_suffix('.log')}")
             time.sleep(0.1)
         print(f"job reporting {time.time() - started:.1f} s after start", flush=True)
         sent: dict[int, float] = {}
@@ -120,6 +121,7 @@ engine: {{kind: flink, parallelism: 2, batch_size: 500, flush_ms: 100}}
             time.sleep(0.1)
         latencies = [arrivals[("live", p)] - sent[p] for p in sorted(sent) if ("live", p) in arrivals]
         print(f"rate {args.rate:.0f} examples/s, {len(sent)} reports, received {len(latencies)}")
+        print("per report (ms):", " ".join(f"{x * 1000:.0f}" for x in latencies))
         if latencies:
             q = statistics.quantiles(latencies, n=20)
             print(f"latency: median {statistics.median(latencies) * 1000:.0f} ms, "

@@ -225,6 +225,10 @@ class EngineConfig(_Strict):
     jars: list[str] | None = Field(None, description="flink: the Kafka connector jars to ship "
                                                      "(default: fetched into ~/.cache/foldstream; "
                                                      "[]: none, the cluster has them in lib/)")
+    bundle_time_ms: int | None = Field(
+        None, ge=1, description="flink: how long a Python operator may hold its output before "
+                                "passing it on; default 100 for an unbounded Kafka source (a "
+                                "report within a second), Flink's 1000 otherwise")
     python_executable: str | None = Field(
         None, description="flink: the Python of the workers (default: the one running foldstream)")
     restart_attempts: int = Field(3, ge=0, description="flink: restarts from the last checkpoint "

@@ -119,6 +119,19 @@ def table_env(env: StreamExecutionEnvironment):
 
 # ---------------------------------------------------------------- helpers
 
+def _keyed_table_options(topic: str, bootstrap_servers: str) -> dict[str, str]:
+    """The Kafka table connector's options for raw UTF-8 keys and values (see the module doc)."""
+    return {
+        "connector": "kafka",
+        "topic": topic,
+        "properties.bootstrap.servers": bootstrap_servers,
+        "key.format": "raw",
+        "key.fields": "key",
+        "value.format": "raw",
+        "value.fields-include": "EXCEPT_KEY",
+    }
+
+
 def _lit(s: object) -> str:
     """A SQL string literal."""
     return "'" + str(s).replace("'", "''") + "'"
@@ -192,15 +205,7 @@ def kafka_source(env: StreamExecutionEnvironment, bootstrap_servers: str, topic:
     if preflight_timeout_s is not None:
         _preflight(bootstrap_servers, [topic], preflight_timeout_s)
     t_env = table_env(env)
-    opts: dict[str, str] = {
-        "connector": "kafka",
-        "topic": topic,
-        "properties.bootstrap.servers": bootstrap_servers,
-        "key.format": "raw",
-        "key.fields": "key",
-        "value.format": "raw",
-        "value.fields-include": "EXCEPT_KEY",
-    }
+    opts = _keyed_table_options(topic, bootstrap_servers)
     if group_id:
         opts["properties.group.id"] = group_id
     if start_offsets:
@@ -254,16 +259,8 @@ def kafka_sink(env: StreamExecutionEnvironment, ds: DataStream, bootstrap_server
     if preflight_timeout_s is not None:
         _preflight(bootstrap_servers, [topic], preflight_timeout_s)
     t_env = table_env(env)
-    opts: dict[str, str] = {
-        "connector": "kafka",
-        "topic": topic,
-        "properties.bootstrap.servers": bootstrap_servers,
-        "key.format": "raw",
-        "key.fields": "key",
-        "value.format": "raw",
-        "value.fields-include": "EXCEPT_KEY",
-        "sink.delivery-guarantee": delivery_guarantee,
-    }
+    opts = {**_keyed_table_options(topic, bootstrap_servers),
+            "sink.delivery-guarantee": delivery_guarantee}
     if transactional_id_prefix:
         opts["sink.transactional-id-prefix"] = transactional_id_prefix
     for k, v in (properties or {}).items():

@@ -348,6 +348,12 @@ def make_environment(config: Config) -> StreamExecutionEnvironment:
 
             jars = [str(p) for p in ensure_kafka_jars()]
     settings = {"pipeline.max-parallelism": str(MAX_PARALLELISM)}
+    live = config.source.kind == "kafka" and not config.source.bounded
+    bundle_ms = config.engine.bundle_time_ms or (100 if live else None)
+    if bundle_ms:
+        # Each Python operator passes its output on when its bundle closes, by default after
+        # up to a second: four operators in a row would hold a live report for seconds.
+        settings["python.fn-execution.bundle.time"] = str(bundle_ms)
     interval = config.checkpoint_interval_ms
     if interval:
         settings.update({

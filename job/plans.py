@@ -112,4 +112,4 @@ def expected_examples(config: Config) -> int | None:
         if rows is None:
             return source.limit
         return min(rows, source.limit) if source.limit else rows
-    return source.limit
+    return None  # a Kafka topic: unknown, and unbounded by default

@@ -162,7 +162,8 @@ def wilcoxon(a: Sequence[Value], b: Sequence[Value], alpha: float) -> dict:
 
     Examples
     --------
-    Table 1 of Bifet et al. (METHOD.md §6): rank sums 53 and 3.
+    Table 1 of Bifet et al. (METHOD.md §6): rank sums 52 and 3 (METHOD.md prints 53, but ten
+    ranks sum to 55), statistic 3.
 
     >>> A = [77.98, 72.26, 76.95, 77.94, 72.23, 76.90, 77.93, 72.37, 76.93, 77.97]
     >>> B = [77.91, 72.27, 76.97, 76.57, 71.63, 75.48, 75.75, 71.33, 74.54, 77.94]

@@ -79,38 +79,38 @@ def test_kafka_in_kafka_out_equals_the_in_process_engine(elec_path, tansu, kafka
     from foldstream.job import flink_job
 
     bs = tansu.bootstrap
-    create_topics(bs, ["examples", "metrics", "metrics-rejected"])
+    create_topics(bs, ["fj-examples", "fj-metrics", "fj-rejected"])
     lines = gzip.decompress(elec_path.read_bytes()).decode().splitlines()
     header = lines[0].split(",")
     rows = [dict(zip(header, line.split(","))) for line in lines[1:1501]]
     rows = [{k: (v if k == "target" else float(v)) for k, v in row.items()} for row in rows]
-    produce_jsonl(bs, "examples", "elec", rows[:700])
+    produce_jsonl(bs, "fj-examples", "elec", rows[:700])
     # bad input: not JSON, no key, a row without its label; the job must go on
     from kafka import KafkaProducer
 
     producer = KafkaProducer(bootstrap_servers=bs)
-    producer.send("examples", key=b"elec", value=b"{not json").get(timeout=10)
-    producer.send("examples", key=None, value=json.dumps(rows[0]).encode()).get(timeout=10)
-    producer.send("examples", key=b"elec", value=b'{"feat_1": 0.5}').get(timeout=10)
+    producer.send("fj-examples", key=b"elec", value=b"{not json").get(timeout=10)
+    producer.send("fj-examples", key=None, value=json.dumps(rows[0]).encode()).get(timeout=10)
+    producer.send("fj-examples", key=b"elec", value=b'{"feat_1": 0.5}').get(timeout=10)
     producer.close()
-    produce_jsonl(bs, "examples", "elec", [rows[700:1100]])  # one message holding an array
-    produce_jsonl(bs, "examples", "elec", rows[1100:])
+    produce_jsonl(bs, "fj-examples", "elec", [rows[700:1100]])  # one message holding an array
+    produce_jsonl(bs, "fj-examples", "elec", rows[1100:])
 
     cfg = load_config(None, [
-        f"source={{kind: kafka, bootstrap_servers: '{bs}', topic: examples, bounded: true, "
-        "label: target}", f"sink={{kind: kafka, bootstrap_servers: '{bs}', topic: metrics, "
-        "dead_letter_topic: metrics-rejected}", TWO_LEARNERS, "evaluation.folds=4",
+        f"source={{kind: kafka, bootstrap_servers: '{bs}', topic: fj-examples, bounded: true, "
+        "label: target}", f"sink={{kind: kafka, bootstrap_servers: '{bs}', topic: fj-metrics, "
+        "dead_letter_topic: fj-rejected}", TWO_LEARNERS, "evaluation.folds=4",
         "evaluation.report_every=250", "engine.kind=flink", "engine.parallelism=2",
         f"engine.jars={json.dumps([str(j) for j in kafka_jars])}",
     ])
     flink_job.run(cfg, lambda r: None, lambda r: None)
 
-    metrics = read_topic(bs, "metrics", timeout_s=30)
+    metrics = read_topic(bs, "fj-metrics", timeout_s=30)
     assert {key for key, _ in metrics} == {"elec", ""}  # "": the summary of keyless messages
     records = [json.loads(value) for _, value in metrics]
-    dead = [json.loads(value) for _, value in read_topic(bs, "metrics-rejected", timeout_s=30)]
+    dead = [json.loads(value) for _, value in read_topic(bs, "fj-rejected", timeout_s=30)]
     assert len(dead) == 3 and all(d["type"] == "rejected" and d["reason"] for d in dead)
-    assert {d["location"].split("@")[0] for d in dead} == {"examples/0"}
+    assert {d["location"].split("@")[0] for d in dead} == {"fj-examples/0"}
 
     parser = MessageParser(label="target")
     examples = [e for row in rows for e in parser(b"elec", json.dumps(row), "x")]
@@ -146,3 +146,43 @@ def test_a_failure_mid_stream_restarts_from_the_checkpoint_with_nothing_lost_or_
     assert marker.exists()  # it did fail once
     assert comparable(records) == comparable(reference)
     assert sum(r["type"] == "summary" for r in records) == 1
+
+
+@pytest.mark.kafka
+def test_an_unbounded_kafka_source_reports_live_and_flushes_partial_batches(tansu, kafka_jars,
+                                                                            tmp_path):
+    """`foldstream run` on an unbounded topic: 600 examples in batches of 500 still give the
+    report at position 600, flushed by the timer, while the job keeps running."""
+    import subprocess
+    import sys
+    import time
+
+    from foldstream.connectors.kafka import create_topics, produce_jsonl, read_topic
+
+    bs = tansu.bootstrap
+    create_topics(bs, ["live-in", "live-out", "live-dead"])
+    config = tmp_path / "live.yaml"
+    config.write_text(f"""
+source: {{kind: kafka, bootstrap_servers: "{bs}", topic: live-in, label: y}}
+sink: {{kind: kafka, bootstrap_servers: "{bs}", topic: live-out, dead_letter_topic: live-dead}}
+evaluation: {{folds: 3, report_every: 200}}
+learners: [{{name: nb, model: river.naive_bayes.GaussianNB}}]
+engine: {{kind: flink, parallelism: 2, batch_size: 500, jars: {json.dumps([str(j) for j in kafka_jars])}}}
+""")
+    log = (tmp_path / "job.log").open("w")
+    job = subprocess.Popen([sys.executable, "-m", "foldstream.job.cli", "run", "--quiet", str(config)],
+                           stdout=log, stderr=subprocess.STDOUT)
+    try:
+        produce_jsonl(bs, "live-in", "s", [{"a": i % 7, "y": i % 2} for i in range(600)],
+                      one_per_batch=False)
+        positions: set[int] = set()
+        deadline = time.time() + 120
+        while 600 not in positions and time.time() < deadline and job.poll() is None:
+            time.sleep(1)
+            positions = {json.loads(v)["position"] for _, v in read_topic(bs, "live-out", timeout_s=5)
+                         if json.loads(v)["type"] == "measures"}
+        assert positions == {200, 400, 600}, (tmp_path / "job.log").read_text()[-3000:]
+        assert job.poll() is None  # unbounded: still running, no summary
+    finally:
+        job.terminate()
+        job.wait(timeout=30)
