@@ -375,7 +375,7 @@ def run(config: Config, emit, dead_letter, on_progress=None) -> None:
     env = make_environment(config)
     records, dead_letters = build(env, config, items)
     if config.sink.kind == "kafka":
-        _to_kafka(env, config, records, dead_letters)
+        to_kafka(env, config, records, dead_letters)
         env.execute("foldstream")
         return
     tagged = records.map(lambda r: "M" + r, Types.STRING()).union(
@@ -386,7 +386,9 @@ def run(config: Config, emit, dead_letter, on_progress=None) -> None:
             (emit if text[0] == "M" else dead_letter)(record)
 
 
-def _to_kafka(env, config: Config, records, dead_letters) -> None:
+def to_kafka(env, config: Config, records, dead_letters) -> None:
+    """Attach Kafka sinks: records to ``sink.topic``, rejected input to ``sink.dead_letter_topic``,
+    each message keyed by its record's stream."""
     from foldstream.job.flink_env import KEYED_TYPE, kafka_sink
 
     sink = config.sink

@@ -65,7 +65,7 @@ def submit(config: Config):
 
     env = flink_job.make_environment(config)
     records, dead_letters = flink_job.build(env, config)
-    flink_job._to_kafka(env, config, records, dead_letters)
+    flink_job.to_kafka(env, config, records, dead_letters)
     return env.execute(JOB_NAME)
 
 
