@@ -261,10 +261,15 @@ def test_the_documented_ports_are_the_published_ones(compose):
     assert "localhost:8081" in doc and 8081 in _published_ports(compose)
 
 
-def test_the_documented_images_are_the_compose_ones(compose):
-    doc = STACK_DOC.read_text(encoding="utf-8")
+@pytest.mark.parametrize("doc_path", [STACK_DOC, ROOT / "README.md"])
+def test_the_documented_images_are_the_compose_ones(compose, dockerfile, doc_path):
+    doc = doc_path.read_text(encoding="utf-8")
     for name, service in compose["services"].items():
-        assert f"`{service['image']}`" in doc, f"docs/stack.md does not name {name}'s image"
+        assert f"`{service['image']}`" in doc, f"{doc_path.name} does not name {name}'s image"
+    base = re.search(r"^FROM\s+(flink:\S+)", dockerfile, re.M).group(1)
+    assert base in doc, f"{doc_path.name} does not name the Flink base image {base}"
+    for port in _published_ports(compose):
+        assert f"{port}" in doc, f"{doc_path.name} does not name the published port {port}"
 
 
 # ------------------------------------------------------------------- compose itself
