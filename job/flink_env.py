@@ -132,6 +132,21 @@ def _keyed_table_options(topic: str, bootstrap_servers: str) -> dict[str, str]:
     }
 
 
+def _create_table(t_env, role: str, columns: str, opts: dict[str, str],
+                  properties: Mapping[str, str] | None) -> str:
+    """Create a temporary Kafka table with these columns and options (plus the consumer or
+    producer ``properties``); return its name."""
+    opts = {**opts, **{f"properties.{k}": str(v) for k, v in (properties or {}).items()}}
+    table = f"foldstream_{role}_{next(_TABLE_IDS)}"
+    with_clause = ",\n  ".join(f"{_lit(k)} = {_lit(v)}" for k, v in opts.items())
+    t_env.execute_sql(f"""
+        CREATE TEMPORARY TABLE `{table}` ({columns}
+        ) WITH (
+          {with_clause}
+        )""")
+    return table
+
+
 def _lit(s: object) -> str:
     """A SQL string literal."""
     return "'" + str(s).replace("'", "''") + "'"
@@ -179,7 +194,7 @@ def kafka_source(env: StreamExecutionEnvironment, bootstrap_servers: str, topic:
                  group_id: str | None = None, start: str = "earliest", bounded: bool = False,
                  stop_offsets: Mapping[int, int] | None = None,
                  start_offsets: Mapping[int, int] | None = None,
-                 properties: Mapping[str, str] | None = None, name: str | None = None,
+                 properties: Mapping[str, str] | None = None,
                  value_bytes: bool = False,
                  preflight_timeout_s: float | None = 10.0) -> DataStream:
     """A stream of ``Row(key, value, topic, partition, offset)`` (:data:`SOURCE_TYPE`) read from
@@ -221,23 +236,14 @@ def kafka_source(env: StreamExecutionEnvironment, bootstrap_servers: str, topic:
         opts["scan.bounded.specific-offsets"] = _offsets_spec(stop_offsets)
     elif bounded:
         opts["scan.bounded.mode"] = "latest-offset"
-    for k, v in (properties or {}).items():
-        opts[f"properties.{k}"] = str(v)
-
-    table = f"foldstream_src_{next(_TABLE_IDS)}"
-    with_clause = ",\n  ".join(f"{_lit(k)} = {_lit(v)}" for k, v in opts.items())
-    t_env.execute_sql(f"""
-        CREATE TEMPORARY TABLE `{table}` (
+    table = _create_table(t_env, "src", f"""
           `key` STRING,
           `value` {"BYTES" if value_bytes else "STRING"},
           `topic` STRING METADATA FROM 'topic' VIRTUAL,
           `partition` INT METADATA FROM 'partition' VIRTUAL,
-          `offset` BIGINT METADATA FROM 'offset' VIRTUAL
-        ) WITH (
-          {with_clause}
-        )""")
-    ds = t_env.to_data_stream(t_env.from_path(table))
-    return ds.name(name) if name else ds
+          `offset` BIGINT METADATA FROM 'offset' VIRTUAL""", opts, properties)
+    # No .name(): the stream a table converts to is no operator, and has none to name.
+    return t_env.to_data_stream(t_env.from_path(table))
 
 
 def kafka_sink(env: StreamExecutionEnvironment, ds: DataStream, bootstrap_servers: str,
@@ -263,17 +269,9 @@ def kafka_sink(env: StreamExecutionEnvironment, ds: DataStream, bootstrap_server
             "sink.delivery-guarantee": delivery_guarantee}
     if transactional_id_prefix:
         opts["sink.transactional-id-prefix"] = transactional_id_prefix
-    for k, v in (properties or {}).items():
-        opts[f"properties.{k}"] = str(v)
-    table = f"foldstream_sink_{next(_TABLE_IDS)}"
-    with_clause = ",\n  ".join(f"{_lit(k)} = {_lit(v)}" for k, v in opts.items())
-    t_env.execute_sql(f"""
-        CREATE TEMPORARY TABLE `{table}` (
+    table = _create_table(t_env, "sink", """
           `key` STRING,
-          `value` STRING
-        ) WITH (
-          {with_clause}
-        )""")
+          `value` STRING""", opts, properties)
     rows = t_env.from_data_stream(ds)
     n_fields = len(rows.get_schema().get_field_names())
     if n_fields != 2:

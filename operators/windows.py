@@ -95,8 +95,6 @@ class Window:
                       {k: float(v) for k, v in self._rows.items()}, float(self._maj),
                       float(self._per))
 
-    def describe(self) -> dict[str, Any]:
-        return {"kind": self.kind}
 
 
 class CumulativeWindow(Window):
@@ -137,8 +135,6 @@ class SlidingWindow(Window):
         self._buffer.append((t, p, maj_ok, per_ok))
         self._add(t, p, maj_ok, per_ok)
 
-    def describe(self) -> dict[str, Any]:
-        return {"kind": self.kind, "size": self.width}
 
 
 class FadingWindow(Window):
@@ -199,8 +195,6 @@ class FadingWindow(Window):
         return Counts(self._n * s, {k: v * s for k, v in self._cm.items()},
                       {k: v * s for k, v in self._rows.items()}, self._maj * s, self._per * s)
 
-    def describe(self) -> dict[str, Any]:
-        return {"kind": self.kind, "alpha": self.alpha}
 
 
 class AdwinWindow(Window):
@@ -273,8 +267,6 @@ class AdwinWindow(Window):
         """How many summaries the window holds: O(log W)."""
         return sum(len(level) for level in self._levels)
 
-    def describe(self) -> dict[str, Any]:
-        return {"kind": self.kind, "delta": self.delta}
 
 
 def make_window(kind: str, *, size: int | None = None, alpha: float | None = None,
