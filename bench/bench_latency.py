@@ -14,6 +14,7 @@ import argparse
 import gzip
 import importlib.util
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -42,6 +43,29 @@ def rows(n: int) -> list[dict]:
     return out
 
 
+STAGES = ("fan-in", "fan-out", "learners-in", "learners-out", "aggregator")
+
+
+def print_stages(trace_file: Path, sent: dict[int, float], arrivals: dict[int, float]) -> None:
+    """For each report: ms after the example was sent when it first passed each stage
+    (``foldstream.job.trace``; the learners' columns follow fold 0), and when it was read."""
+    passed: dict[str, list[tuple[float, int]]] = {s: [] for s in STAGES}
+    for line in trace_file.read_text().splitlines():
+        name, stream, position, at = line.split()
+        if stream == "live" and name in passed:
+            passed[name].append((float(at), int(position)))
+
+    def first(name: str, p: int) -> str:
+        at = min((t for t, pos in passed[name] if pos >= p), default=None)
+        return f"{(at - sent[p]) * 1000:8.0f}" if at is not None else f"{'-':>8}"
+
+    print("ms after example p was sent, when it passed each stage:")
+    print(f"{'p':>6} " + " ".join(f"{s:>12}" for s in STAGES) + f" {'in Kafka':>12}")
+    for p in sorted(sent):
+        read = f"{(arrivals[p] - sent[p]) * 1000:12.0f}" if p in arrivals else f"{'-':>12}"
+        print(f"{p:6d} " + " ".join(f"{first(s, p):>12}" for s in STAGES) + f" {read}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rate", type=float, default=2000.0)
@@ -49,6 +73,11 @@ def main() -> None:
     parser.add_argument("--bootstrap", default=None)
     parser.add_argument("--report-every", type=int, default=1000)
     parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--flush-ms", type=int, default=50)
+    parser.add_argument("--bundle-ms", type=int, default=None, help="engine.bundle_time_ms")
+    parser.add_argument("--learner-slots", default="own", choices=["own", "shared"])
+    parser.add_argument("--stages", action="store_true",
+                        help="also print when each report's example passed each stage")
     args = parser.parse_args()
 
     from kafka import KafkaConsumer, KafkaProducer, TopicPartition
@@ -63,6 +92,9 @@ def main() -> None:
         bs = args.bootstrap
     create_topics(bs, ["examples", "metrics", "metrics-rejected"])
     config = Path(tempfile.mkdtemp()) / "live.yaml"
+    bundle = f", bundle_time_ms: {args.bundle_ms}" if args.bundle_ms else ""
+    trace_file = Path(tempfile.mkdtemp()) / "stages.txt"
+    env = {**os.environ, "FOLDSTREAM_TRACE": str(trace_file)} if args.stages else None
     config.write_text(f"""
 source: {{kind: kafka, bootstrap_servers: "{bs}", topic: examples, bounded: false, label: target}}
 sink: {{kind: kafka, bootstrap_servers: "{bs}", topic: metrics, dead_letter_topic: metrics-rejected}}
@@ -70,15 +102,17 @@ evaluation: {{mode: bootstrap, folds: {args.folds}, report_every: {args.report_e
 learners:
   - {{name: hoeffding_tree, model: river.tree.HoeffdingTreeClassifier}}
   - {{name: prior, model: river.dummy.PriorClassifier}}
-engine: {{kind: flink, parallelism: 2, batch_size: 500, flush_ms: 100}}
+engine: {{kind: flink, parallelism: 2, batch_size: 500, flush_ms: {args.flush_ms}{bundle}, learner_slots: {args.learner_slots}}}
 """)
     job = subprocess.Popen([sys.executable, "-m", "foldstream.job.cli", "run", "--quiet", str(config)],
-                           stdout=subprocess.DEVNULL, stderr=open(config.with_suffix(".log"), "w"))
+                           stdout=subprocess.DEVNULL, stderr=open(config.with_suffix(".log"), "w"),
+                           env=env)
     arrivals: dict[tuple[str, int], float] = {}
     stop = threading.Event()
 
     def consume() -> None:
-        consumer = KafkaConsumer(bootstrap_servers=bs, enable_auto_commit=False)
+        # a short fetch wait: Tansu holds a fetch for its full wait even when records are there
+        consumer = KafkaConsumer(bootstrap_servers=bs, enable_auto_commit=False, fetch_max_wait_ms=100)
         consumer.assign([TopicPartition("metrics", 0)])
         consumer.seek_to_beginning()
         while not stop.is_set():
@@ -92,7 +126,9 @@ engine: {{kind: flink, parallelism: 2, batch_size: 500, flush_ms: 100}}
 
     reader = threading.Thread(target=consume, daemon=True)
     reader.start()
-    producer = KafkaProducer(bootstrap_servers=bs, linger_ms=0)
+    # batches of up to 5 ms (Kafka 4's default linger): one request per message would make the
+    # broker and this process, on the same two cores as the job, the busiest programs here
+    producer = KafkaProducer(bootstrap_servers=bs, linger_ms=5)
     data = rows(args.examples)
     try:
         # warm-up: a stream of its own, until the job has reported once (start-up excluded)
@@ -126,6 +162,8 @@ engine: {{kind: flink, parallelism: 2, batch_size: 500, flush_ms: 100}}
             q = statistics.quantiles(latencies, n=20)
             print(f"latency: median {statistics.median(latencies) * 1000:.0f} ms, "
                   f"p95 {q[-1] * 1000:.0f} ms, max {max(latencies) * 1000:.0f} ms")
+        if args.stages:
+            print_stages(trace_file, sent, {p: t for (s, p), t in arrivals.items() if s == "live"})
     finally:
         stop.set()
         job.terminate()

@@ -8,7 +8,7 @@
 #   3. wait until the cluster has $SLOTS free task slots, then exec the command.
 #
 # Settings (environment): KAFKA_BOOTSTRAP (kafka:9092), TOPICS ("examples metrics
-# metrics-rejected"), FLINK_REST (http://jobmanager:8081), JOB_NAME (foldstream), SLOTS (2),
+# metrics-rejected"), FLINK_REST (http://jobmanager:8081), JOB_NAME (foldstream), SLOTS (4: engine.parallelism 2, learners in slots of their own),
 # WAIT_S (180: how long to wait for the broker and the slots).
 set -euo pipefail
 
@@ -16,7 +16,7 @@ export KAFKA_BOOTSTRAP="${KAFKA_BOOTSTRAP:-kafka:9092}"
 export TOPICS="${TOPICS:-examples metrics metrics-rejected}"
 export FLINK_REST="${FLINK_REST:-http://jobmanager:8081}"
 export JOB_NAME="${JOB_NAME:-foldstream}"
-export SLOTS="${SLOTS:-2}"
+export SLOTS="${SLOTS:-4}"
 export WAIT_S="${WAIT_S:-180}"
 
 if [ "$#" -eq 0 ]; then

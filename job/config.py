@@ -71,6 +71,9 @@ class KafkaSource(_Strict):
     streams: list[str] | None = Field(None, description="accept only these stream names (keys)")
     nominal: list[str] = Field(default_factory=list)
     id_field: str | None = None
+    properties: dict[str, str | int | float | bool] = Field(
+        default_factory=dict, description="Kafka consumer properties (security.protocol, "
+                                          "sasl.*, fetch.max.wait.ms, ...)")
 
 
 Source = Annotated[Union[FileSource, GeneratorSource, KafkaSource], Field(discriminator="kind")]
@@ -208,6 +211,9 @@ class KafkaSink(_Strict):
     delivery_guarantee: Literal["at-least-once", "exactly-once"] = Field(
         "at-least-once", description="exactly-once: Kafka transactions committed at checkpoints; "
                                      "readers must use read_committed")
+    properties: dict[str, str | int | float | bool] = Field(
+        default_factory=dict, description="Kafka producer properties (security.protocol, "
+                                          "sasl.*, linger.ms, ...)")
 
 
 Sink = Annotated[Union[FileSink, StdoutSink, KafkaSink], Field(discriminator="kind")]
@@ -217,8 +223,8 @@ class EngineConfig(_Strict):
     kind: Literal["inprocess", "flink"] = "inprocess"
     parallelism: int = Field(2, ge=1, description="flink: parallel subtasks of the learner tasks")
     batch_size: int = Field(500, ge=1, description="examples per micro-batch (never changes results)")
-    flush_ms: int = Field(200, ge=10, description="flink, unbounded input: flush a partial batch "
-                                                  "after this long, so a quiet stream still reports")
+    flush_ms: int = Field(50, ge=10, description="flink, unbounded input: flush a partial batch "
+                                                 "after this long, so a quiet stream still reports")
     checkpoint_interval_ms: int | None = Field(
         None, ge=100, description="flink: checkpoint interval; default 10000 for an unbounded "
                                   "Kafka source, off otherwise")
@@ -227,12 +233,16 @@ class EngineConfig(_Strict):
                                                      "[]: none, the cluster has them in lib/)")
     bundle_time_ms: int | None = Field(
         None, ge=1, description="flink: how long a Python operator may hold its output before "
-                                "passing it on; default 100 for an unbounded Kafka source (a "
+                                "passing it on; default 50 for an unbounded Kafka source (a "
                                 "report within a second), Flink's 1000 otherwise")
     python_executable: str | None = Field(
         None, description="flink: the Python of the workers (default: the one running foldstream)")
     restart_attempts: int = Field(3, ge=0, description="flink: restarts from the last checkpoint "
                                                        "after a failure")
+    learner_slots: Literal["own", "shared"] = Field(
+        "own", description="flink: own: the learner tasks get task slots of their own, so their "
+                           "Python workers run nothing else (the job takes 2 x parallelism "
+                           "slots); shared: every operator shares parallelism slots")
     keying: Literal["fold", "learner_fold"] = Field(
         "fold", description="flink: one key per fold hosting every learner and the evaluator, "
                             "or one key per learner and fold (bench/README.md compares them)")

@@ -138,7 +138,7 @@ def _create_table(t_env, role: str, columns: str, opts: dict[str, str],
     producer ``properties``); return its name."""
     opts = {**opts, **{f"properties.{k}": str(v) for k, v in (properties or {}).items()}}
     table = f"foldstream_{role}_{next(_TABLE_IDS)}"
-    with_clause = ",\n  ".join(f"{_lit(k)} = {_lit(v)}" for k, v in opts.items())
+    with_clause = ",\n  ".join(f"{sql_literal(k)} = {sql_literal(v)}" for k, v in opts.items())
     t_env.execute_sql(f"""
         CREATE TEMPORARY TABLE `{table}` ({columns}
         ) WITH (
@@ -147,7 +147,7 @@ def _create_table(t_env, role: str, columns: str, opts: dict[str, str],
     return table
 
 
-def _lit(s: object) -> str:
+def sql_literal(s: object) -> str:
     """A SQL string literal."""
     return "'" + str(s).replace("'", "''") + "'"
 
@@ -196,6 +196,7 @@ def kafka_source(env: StreamExecutionEnvironment, bootstrap_servers: str, topic:
                  start_offsets: Mapping[int, int] | None = None,
                  properties: Mapping[str, str] | None = None,
                  value_bytes: bool = False,
+                 key_sql: str | None = None,
                  preflight_timeout_s: float | None = 10.0) -> DataStream:
     """A stream of ``Row(key, value, topic, partition, offset)`` (:data:`SOURCE_TYPE`) read from
     ``topic``: key and value decoded as UTF-8 (a missing key or value is ``None``, an empty one
@@ -210,6 +211,10 @@ def kafka_source(env: StreamExecutionEnvironment, bootstrap_servers: str, topic:
     last batch holds several records, so ``latest`` misses that batch there: pass
     ``stop_offsets=foldstream.connectors.kafka.end_offsets(servers, topic, exact=True)``. Offsets
     are committed to Kafka (for ``committed``) only when checkpoints complete.
+
+    ``key_sql``: an SQL expression over the columns (e.g. ``COALESCE(`key`, '')``); with it the
+    result is a ``KeyedStream`` keyed by that expression, computed in Java (see
+    :func:`_keyed_in_java`).
 
     ``preflight_timeout_s`` (default 10 s; ``None`` skips it): check with kafka-python that a
     broker answers and the topic exists, and raise :class:`~foldstream.connectors.kafka.KafkaUnavailable`
@@ -242,8 +247,37 @@ def kafka_source(env: StreamExecutionEnvironment, bootstrap_servers: str, topic:
           `topic` STRING METADATA FROM 'topic' VIRTUAL,
           `partition` INT METADATA FROM 'partition' VIRTUAL,
           `offset` BIGINT METADATA FROM 'offset' VIRTUAL""", opts, properties)
-    # No .name(): the stream a table converts to is no operator, and has none to name.
-    return t_env.to_data_stream(t_env.from_path(table))
+    if key_sql is None:
+        # No .name(): the stream a table converts to is no operator, and has none to name.
+        return t_env.to_data_stream(t_env.from_path(table))
+    return _keyed_in_java(t_env, table, key_sql, value_bytes)
+
+
+def _keyed_in_java(t_env, table: str, key_sql: str, value_bytes: bool):
+    """The rows of ``table`` as a ``KeyedStream`` keyed by the SQL expression ``key_sql``.
+
+    ``DataStream.key_by`` runs its key selector in Python: one more Java-Python round trip per
+    message before the keyed operator, which cost throughput and a bundle's worth of latency.
+    Here the planner computes the key, and the stream is shaped as PyFlink's own ``key_by`` would
+    shape it (``Row(key, record)``, keyed on field 0), so a Python ``KeyedProcessFunction`` reads
+    ``record`` and its key as usual.
+    """
+    from pyflink.datastream.data_stream import KeyedStream
+    from pyflink.java_gateway import get_gateway
+
+    columns = ", ".join(f"`{c}`" for c in SOURCE_FIELDS)
+    keyed = t_env.sql_query(f"SELECT CAST({key_sql} AS STRING), ROW({columns}) FROM `{table}`")
+    record_type = _source_type(value_bytes)
+    rows = t_env.to_append_stream(keyed, Types.ROW([Types.STRING(), record_type]))
+    j_keyed = rows._j_data_stream.keyBy(get_gateway().jvm.KeyByKeySelector(),
+                                        Types.ROW([Types.STRING()]).get_java_type_info())
+    return KeyedStream(j_keyed, record_type, rows)
+
+
+def _source_type(value_bytes: bool):
+    value = Types.PRIMITIVE_ARRAY(Types.BYTE()) if value_bytes else Types.STRING()
+    return Types.ROW_NAMED(list(SOURCE_FIELDS), [Types.STRING(), value, Types.STRING(),
+                                                 Types.INT(), Types.LONG()])
 
 
 def kafka_sink(env: StreamExecutionEnvironment, ds: DataStream, bootstrap_servers: str,

@@ -2,9 +2,10 @@
 
 ::
 
-    source (file/generator read by the client, or Kafka) --> parse
-      --key by stream-->       FanOutFunction     batcher + fan-out; rejected -> dead letters
+    source: raw rows (stream, JSON text) read by the client, or Kafka rows
+      --key by stream-->       FanOutFunction     parse, batcher + fan-out; rejected -> dead letters
       --key by fold route-->   FoldFunction       the fold's learner tasks + its evaluator
+                                                  (in task slots of their own: learner_slots)
       --key by stream-->       AggregatorFunction measures, comparison, ranking, alarm, summary
       --> sink (records collected into a file or stdout by the client, or Kafka topics)
 
@@ -12,6 +13,8 @@ Every operator keeps its stage objects in one keyed ``ValueState`` (pickled), so
 holds the learners, windows and pending batches, and a restart resumes exactly. The fan-out of a
 stream runs in one subtask (keyed by stream) so that every fold receives its batches in order.
 The folds are keyed by a route chosen in :mod:`foldstream.job.routing` to spread them evenly.
+Examples reach the fan-out as raw text and are parsed there: they cross from Java into Python
+once, unpickled, before they are batched (Kafka rows are even keyed by the planner, in Java).
 A bounded input ends with Flink's final watermark, which fires an event-time timer registered at
 the end of time in each stream's fan-out: it flushes the last batch, marked final.
 """
@@ -29,6 +32,7 @@ from pyflink.common import Row, Types
 from pyflink.datastream import KeyedProcessFunction, OutputTag, RuntimeContext, StreamExecutionEnvironment
 from pyflink.datastream.state import ValueStateDescriptor
 
+from foldstream.job import trace
 from foldstream.job.config import Config
 from foldstream.job.inprocess import summary_record
 from foldstream.job.plans import Plans, make_plans, open_source
@@ -47,6 +51,7 @@ from foldstream.operators.records import (
 )
 
 PICKLED = Types.PICKLED_BYTE_ARRAY()
+
 END_OF_INPUT = (1 << 63) - 2  # fired by the watermark a bounded source sends when it ends
 MAX_PARALLELISM = 128  # fixed, so fold routes (job/routing.py) land where they were aimed
 DEAD_LETTERS = OutputTag("dead-letters", Types.STRING())
@@ -64,13 +69,20 @@ class StreamEnd:
 
 
 # ----------------------------------------------------------------------------- items in transit
-def encode_item(item: Example | Rejected) -> str:
-    """A source item as JSON text (the client ships file and generator input this way)."""
+#: A source item between the source and the fan-out: ``Row(stream, text)``. The fan-out decodes
+#: the text itself, so an example crosses from Java to Python as two strings (Flink's own row
+#: coder) and is never pickled on the way: PICKLED records cost a cloudpickle per example.
+RAW_ITEM_TYPE = Types.ROW([Types.STRING(), Types.STRING()])
+
+
+def encode_item(item: Example | Rejected) -> tuple[str, str]:
+    """A source item as ``(stream, JSON text)`` (the client ships file and generator input this way)."""
     if isinstance(item, Rejected):
-        return json.dumps({"t": "r", "s": item.stream, "reason": item.reason, "raw": item.raw,
-                           "l": item.location}, ensure_ascii=False)
-    return json.dumps({"t": "e", "s": item.stream, "x": item.x, "y": item.y, "k": item.key,
-                       "l": item.location}, ensure_ascii=False)
+        return item.stream or "", json.dumps(
+            {"t": "r", "s": item.stream, "reason": item.reason, "raw": item.raw, "l": item.location},
+            ensure_ascii=False)
+    return item.stream, json.dumps({"t": "e", "s": item.stream, "x": item.x, "y": item.y,
+                                    "k": item.key, "l": item.location}, ensure_ascii=False)
 
 
 def decode_item(text: str) -> Example | Rejected:
@@ -78,6 +90,24 @@ def decode_item(text: str) -> Example | Rejected:
     if d["t"] == "r":
         return Rejected(d["s"], d["reason"], d["raw"], d["l"])
     return Example(d["s"], d["x"], d["y"], d["k"], d["l"])
+
+
+class DecodeItem:
+    """The fan-out's decoder for client items: ``Row(stream, text)`` -> one item."""
+
+    def __call__(self, row) -> list[Example | Rejected]:
+        return [decode_item(row[1])]
+
+
+class DecodeMessage:
+    """The fan-out's decoder for Kafka rows ``Row(key, value, topic, partition, offset)``:
+    the message's examples and rejections (:class:`~foldstream.connectors.messages.MessageParser`)."""
+
+    def __init__(self, parser):
+        self.parser = parser
+
+    def __call__(self, row) -> list[Example | Rejected]:
+        return self.parser(row[0], row[1], f"{row[2]}/{row[3]}@{row[4]}")
 
 
 # ------------------------------------------------------------------------------------ operators
@@ -94,8 +124,10 @@ class _StreamHead:
 class FanOutFunction(KeyedProcessFunction):
     """Keyed by stream: positions, micro-batches and the k-fold fan-out of one stream."""
 
-    def __init__(self, plans: Plans, parallelism: int, flush_ms: int | None, keying: str):
+    def __init__(self, plans: Plans, parallelism: int, flush_ms: int | None, keying: str,
+                 decode):
         self.plans = plans
+        self.decode = decode  # a raw source row -> its examples and rejections
         self.parallelism = parallelism
         self.flush_ms = flush_ms  # None: bounded input, no timer flushes
         self.keying = keying
@@ -103,7 +135,7 @@ class FanOutFunction(KeyedProcessFunction):
     def open(self, runtime_context: RuntimeContext):
         self.state = runtime_context.get_state(ValueStateDescriptor("stream", PICKLED))
 
-    def process_element(self, item, ctx: KeyedProcessFunction.Context):
+    def process_element(self, row, ctx: KeyedProcessFunction.Context):
         head: _StreamHead | None = self.state.value()
         stream = ctx.get_current_key()
         if head is None:
@@ -114,14 +146,17 @@ class FanOutFunction(KeyedProcessFunction):
             if self.flush_ms:
                 ctx.timer_service().register_processing_time_timer(
                     ctx.timer_service().current_processing_time() + self.flush_ms)
-        head.read += 1
-        if isinstance(item, Rejected):
-            head.rejected += 1
-            item.position = head.batcher.position
-            yield DEAD_LETTERS, dumps(rejected_record(item))
-        else:
-            for batch in head.batcher.add(item):
-                yield from self._fan_out(head, batch)
+        for item in self.decode(row):
+            head.read += 1
+            if trace.TRACE_FILE and head.read % 100 == 0:
+                trace.stage("fan-in", head.batcher.stream, head.read)
+            if isinstance(item, Rejected):
+                head.rejected += 1
+                item.position = head.batcher.position
+                yield DEAD_LETTERS, dumps(rejected_record(item))
+            else:
+                for batch in head.batcher.add(item):
+                    yield from self._fan_out(head, batch)
         self.state.update(head)
 
     def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext):
@@ -141,6 +176,8 @@ class FanOutFunction(KeyedProcessFunction):
     @staticmethod
     def _fan_out(head: _StreamHead, batch) -> Iterator[tuple[str, int | None, FoldBatch]]:
         for fold_batch in head.fanout.process(batch):
+            if trace.TRACE_FILE and fold_batch.fold == 0:
+                trace.stage("fan-out", fold_batch.stream, fold_batch.start + len(fold_batch))
             for route, learner in head.targets[fold_batch.fold]:
                 yield route, learner, fold_batch
 
@@ -187,8 +224,12 @@ class FoldFunction(KeyedProcessFunction):
             state = _FoldState({l: p.learner_task(l, batch.fold) for l in learners},
                                p.fold_evaluator(batch.stream, batch.fold) if learner is None else None)
         if state.evaluator is not None:
+            if trace.TRACE_FILE and batch.fold == 0:
+                trace.stage("learners-in", batch.stream, batch.start + len(batch))
             for task in state.tasks.values():
                 yield from state.evaluator.add(task.process(batch))
+            if trace.TRACE_FILE and batch.fold == 0:
+                trace.stage("learners-out", batch.stream, batch.start + len(batch))
         else:
             route = fold_routes(batch.stream, p.folds, self.parallelism, MAX_PARALLELISM)[batch.fold]
             yield route, state.tasks[learner].process(batch)
@@ -235,6 +276,8 @@ class AggregatorFunction(KeyedProcessFunction):
             state = _AggregatorState(self.plans.aggregator(ctx.get_current_key()))
         if isinstance(message, FoldReport):
             for record in state.aggregator.add(message):
+                if trace.TRACE_FILE and record["type"] == "measures":
+                    trace.stage("aggregator", record["stream"], record["position"])
                 yield dumps(record)
         else:
             state.end = message
@@ -252,6 +295,10 @@ def _stream_of(item) -> str:
     return item.stream or ""
 
 
+def _first(row) -> str:
+    return row[0]
+
+
 def _route(routed) -> str:
     return routed[0]
 
@@ -265,18 +312,24 @@ def build(env: StreamExecutionEnvironment, config: Config, items: Iterable[str] 
     plans = make_plans(config)
     parallelism = config.engine.parallelism
     if config.source.kind == "kafka":
-        parsed = _kafka_items(env, config)
+        keyed, decode = _kafka_rows(env, config)
         flush_ms = None if config.source.bounded else config.engine.flush_ms
     else:
-        parsed = _items_source(env, list(items or []))
+        items_stream = _items_source(env, list(items or []))
+        keyed, decode = items_stream.key_by(_first, key_type=Types.STRING()), DecodeItem()
         flush_ms = None
     keying = config.engine.keying
-    fanned = (parsed.key_by(_stream_of, key_type=Types.STRING())
-              .process(FanOutFunction(plans, parallelism, flush_ms, keying), output_type=PICKLED)
+    fanned = (keyed.process(FanOutFunction(plans, parallelism, flush_ms, keying, decode),
+                            output_type=PICKLED)
               .name("fan-out"))
     reports = (fanned.key_by(_route, key_type=Types.STRING())
                .process(FoldFunction(plans, parallelism), output_type=PICKLED)
                .name("learners+evaluator" if keying == "fold" else "learners"))
+    if config.engine.learner_slots == "own":
+        # PyFlink runs the Python operators of a task slot in one worker process; in slots of
+        # their own the learners do not share a process (and its GIL) with the fan-out, the
+        # aggregator and the per-example source traffic. bench/README.md measures it.
+        reports = reports.slot_sharing_group("learners")
     if keying == "learner_fold":
         reports = (reports.key_by(_route, key_type=Types.STRING())
                    .process(EvaluatorFunction(plans), output_type=PICKLED).name("evaluator"))
@@ -290,15 +343,15 @@ def build(env: StreamExecutionEnvironment, config: Config, items: Iterable[str] 
 class _ItemAt:
     """Maps a sequence number to the source item it stands for (shipped with the function)."""
 
-    def __init__(self, items: list[str]):
+    def __init__(self, items: list[tuple[str, str]]):
         self.items = items
 
     def __call__(self, index: int):
-        return decode_item(self.items[index])
+        return Row(*self.items[index])
 
 
-def _items_source(env, items: list[str]):
-    """The client's items as a checkpointable, ordered stream.
+def _items_source(env, items: list[tuple[str, str]]):
+    """The client's items as a checkpointable, ordered stream of ``Row(stream, text)``.
 
     ``from_collection`` would be simpler, but after a failure it replays from the first element
     while keyed state resumes from the checkpoint; a ``NumberSequenceSource`` checkpoints its
@@ -309,10 +362,13 @@ def _items_source(env, items: list[str]):
 
     sequence = env.from_source(NumberSequenceSource(0, len(items) - 1),
                                WatermarkStrategy.no_watermarks(), "items").set_parallelism(1)
-    return sequence.map(_ItemAt(items), output_type=PICKLED).set_parallelism(1).name("parse")
+    return sequence.map(_ItemAt(items), output_type=RAW_ITEM_TYPE).set_parallelism(1).name("items")
 
 
-def _kafka_items(env, config: Config):
+def _kafka_rows(env, config: Config):
+    """The Kafka source's rows keyed by stream (in Java: see ``flink_env._keyed_in_java``), and
+    the fan-out's decoder for them: messages are parsed in the fan-out, so an example crosses
+    from Java into Python once before it is batched."""
     from foldstream.connectors.kafka import end_offsets
     from foldstream.connectors.messages import MessageParser
     from foldstream.job.flink_env import kafka_source
@@ -321,14 +377,45 @@ def _kafka_items(env, config: Config):
     stop = end_offsets(source.bootstrap_servers, source.topic, exact=True) if source.bounded else None
     rows = kafka_source(env, source.bootstrap_servers, source.topic, group_id=source.group_id,
                         start=source.start, bounded=source.bounded, stop_offsets=stop,
-                        value_bytes=True)
+                        value_bytes=True, key_sql=stream_key_sql(source.stream, source.streams),
+                        properties=consumer_properties(config))
     parser = MessageParser(label=source.label, nominal=source.nominal, id_field=source.id_field,
                            stream=source.stream, streams=source.streams)
+    return rows, DecodeMessage(parser)
 
-    def parse(row):
-        return parser(row[0], row[1], f"{row[2]}/{row[3]}@{row[4]}")
 
-    return rows.flat_map(parse, output_type=PICKLED).name("parse")
+def consumer_properties(config: Config) -> dict[str, str]:
+    """``source.properties``, with a short fetch wait for a live source unless it sets one: a
+    broker may hold a fetch until ``fetch.max.wait.ms`` (Kafka's default 500 ms) even when
+    records are there (Tansu does), which a live report would wait for."""
+    source = config.source
+    properties = kafka_properties(source.properties)
+    if not source.bounded:
+        properties.setdefault("fetch.max.wait.ms", "100")
+    return properties
+
+
+def kafka_properties(properties: dict) -> dict[str, str]:
+    """Kafka client properties from YAML values as the client reads them (``true``, not ``True``)."""
+    return {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in properties.items()}
+
+
+def stream_key_sql(stream: str | None, streams: list[str] | None) -> str:
+    """SQL for :meth:`MessageParser.stream_key <foldstream.connectors.messages.MessageParser.stream_key>`:
+    the stream of a message by its key, ``''`` for one the parser rejects for its key.
+
+    >>> stream_key_sql(None, None)
+    "CASE WHEN `key` IS NULL OR `key` = '' THEN '' ELSE `key` END"
+    >>> stream_key_sql("s", ["a", "b'c"])
+    "CASE WHEN `key` IS NULL OR `key` = '' THEN 's' WHEN `key` IN ('a', 'b''c') THEN `key` ELSE '' END"
+    """
+    from foldstream.job.flink_env import sql_literal
+
+    default = sql_literal(stream or "")
+    if streams is None:
+        return f"CASE WHEN `key` IS NULL OR `key` = '' THEN {default} ELSE `key` END"
+    known = f"`key` IN ({', '.join(map(sql_literal, streams))})" if streams else "FALSE"
+    return f"CASE WHEN `key` IS NULL OR `key` = '' THEN {default} WHEN {known} THEN `key` ELSE '' END"
 
 
 def make_environment(config: Config) -> StreamExecutionEnvironment:
@@ -348,12 +435,19 @@ def make_environment(config: Config) -> StreamExecutionEnvironment:
 
             jars = [str(p) for p in ensure_kafka_jars()]
     settings = {"pipeline.max-parallelism": str(MAX_PARALLELISM)}
+    # The local mini-cluster's slots (a cluster has its own): one set per slot sharing group.
+    groups = 2 if config.engine.learner_slots == "own" else 1
+    settings["taskmanager.numberOfTaskSlots"] = str(groups * config.engine.parallelism)
     live = config.source.kind == "kafka" and not config.source.bounded
-    bundle_ms = config.engine.bundle_time_ms or (100 if live else None)
+    bundle_ms = config.engine.bundle_time_ms or (50 if live else None)
     if bundle_ms:
         # Each Python operator passes its output on when its bundle closes, by default after
         # up to a second: four operators in a row would hold a live report for seconds.
         settings["python.fn-execution.bundle.time"] = str(bundle_ms)
+    if live:
+        # Flink flushes a network buffer that is not full every 100 ms by default; a report
+        # crosses four such channels.
+        settings["execution.buffer-timeout.interval"] = "10 ms"
     interval = config.checkpoint_interval_ms
     if interval:
         settings.update({
@@ -402,4 +496,5 @@ def to_kafka(env, config: Config, records, dead_letters) -> None:
     for stream, topic in ((records, sink.topic), (dead_letters, sink.dead_letter_topic)):
         kafka_sink(env, stream.map(keyed, output_type=KEYED_TYPE), sink.bootstrap_servers, topic,
                    delivery_guarantee=guarantee,
-                   transactional_id_prefix=f"{prefix}-{topic}" if prefix else None)
+                   transactional_id_prefix=f"{prefix}-{topic}" if prefix else None,
+                   properties=kafka_properties(sink.properties))

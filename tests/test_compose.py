@@ -151,15 +151,17 @@ def test_healthchecks_and_start_order(compose):
 
 def test_flink_cluster_properties(compose):
     config = load_config(COMPOSE_CONF)
+    groups = 2 if config.engine.learner_slots == "own" else 1  # learners in slots of their own
+    slots = groups * config.engine.parallelism
     for name in ("jobmanager", "taskmanager"):
         props = _flink_properties(compose["services"][name])
         assert props["jobmanager.rpc.address"] == "jobmanager"
-        assert int(props["taskmanager.numberOfTaskSlots"]) >= config.engine.parallelism
+        assert int(props["taskmanager.numberOfTaskSlots"]) >= slots
         assert props["execution.checkpointing.dir"].startswith("file://")
         checkpoints = props["execution.checkpointing.dir"].removeprefix("file://")
         assert any(v.split(":")[1] == checkpoints for v in compose["services"][name]["volumes"]), \
             f"{name}: the checkpoint directory must be the shared volume"
-    assert int(_env(compose["services"]["submit"])["SLOTS"]) == config.engine.parallelism
+    assert int(_env(compose["services"]["submit"])["SLOTS"]) == slots
 
 
 # ---------------------------------------------------------------------- the job and Kafka

@@ -86,3 +86,18 @@ def test_the_readme_carries_the_current_configuration_reference():
     start = readme.index("-->\n", readme.index("<!-- config-reference:start")) + 4
     end = readme.index("<!-- config-reference:end -->")
     assert readme[start:end] == config_reference(), "run python -m foldstream.job.config"
+
+
+def test_kafka_client_properties_reach_the_clients_as_kafka_spells_them():
+    from foldstream.job.flink_job import consumer_properties, kafka_properties
+
+    live = load_config(None, ["source={kind: kafka, properties: {security.protocol: SSL, "
+                              "check.crcs: true}}", "engine.kind=flink"])
+    assert consumer_properties(live) == {"security.protocol": "SSL", "check.crcs": "true",
+                                         "fetch.max.wait.ms": "100"}  # a live source's default
+    bounded = load_config(None, ["source={kind: kafka, bounded: true, properties: "
+                                 "{fetch.max.wait.ms: 700}}", "engine.kind=flink"])
+    assert consumer_properties(bounded) == {"fetch.max.wait.ms": "700"}
+    sink = load_config(None, ["source={kind: kafka}", "sink={kind: kafka, properties: "
+                              "{linger.ms: 5, enable.idempotence: false}}", "engine.kind=flink"])
+    assert kafka_properties(sink.sink.properties) == {"linger.ms": "5", "enable.idempotence": "false"}

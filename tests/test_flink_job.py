@@ -85,20 +85,21 @@ def test_kafka_in_kafka_out_equals_the_in_process_engine(elec_path, tansu, kafka
     rows = [dict(zip(header, line.split(","))) for line in lines[1:1501]]
     rows = [{k: (v if k == "target" else float(v)) for k, v in row.items()} for row in rows]
     produce_jsonl(bs, "fj-examples", "elec", rows[:700])
-    # bad input: not JSON, no key, a row without its label; the job must go on
+    # bad input: not JSON, no key, a row without its label, an unknown stream; the job goes on
     from kafka import KafkaProducer
 
     producer = KafkaProducer(bootstrap_servers=bs)
     producer.send("fj-examples", key=b"elec", value=b"{not json").get(timeout=10)
     producer.send("fj-examples", key=None, value=json.dumps(rows[0]).encode()).get(timeout=10)
     producer.send("fj-examples", key=b"elec", value=b'{"feat_1": 0.5}').get(timeout=10)
+    producer.send("fj-examples", key=b"other", value=json.dumps(rows[0]).encode()).get(timeout=10)
     producer.close()
     produce_jsonl(bs, "fj-examples", "elec", [rows[700:1100]])  # one message holding an array
     produce_jsonl(bs, "fj-examples", "elec", rows[1100:])
 
     cfg = load_config(None, [
         f"source={{kind: kafka, bootstrap_servers: '{bs}', topic: fj-examples, bounded: true, "
-        "label: target}", f"sink={{kind: kafka, bootstrap_servers: '{bs}', topic: fj-metrics, "
+        "label: target, streams: [elec]}", f"sink={{kind: kafka, bootstrap_servers: '{bs}', topic: fj-metrics, "
         "dead_letter_topic: fj-rejected}", TWO_LEARNERS, "evaluation.folds=4",
         "evaluation.report_every=250", "engine.kind=flink", "engine.parallelism=2",
         f"engine.jars={json.dumps([str(j) for j in kafka_jars])}",
@@ -106,10 +107,12 @@ def test_kafka_in_kafka_out_equals_the_in_process_engine(elec_path, tansu, kafka
     flink_job.run(cfg, lambda r: None, lambda r: None)
 
     metrics = read_topic(bs, "fj-metrics", timeout_s=30)
-    assert {key for key, _ in metrics} == {"elec", ""}  # "": the summary of keyless messages
+    # "": the summary of the messages rejected for their key (none, or not in source.streams)
+    assert {key for key, _ in metrics} == {"elec", ""}
     records = [json.loads(value) for _, value in metrics]
     dead = [json.loads(value) for _, value in read_topic(bs, "fj-rejected", timeout_s=30)]
-    assert len(dead) == 3 and all(d["type"] == "rejected" and d["reason"] for d in dead)
+    assert len(dead) == 4 and all(d["type"] == "rejected" and d["reason"] for d in dead)
+    assert sum("unknown stream 'other'" in d["reason"] for d in dead) == 1
     assert {d["location"].split("@")[0] for d in dead} == {"fj-examples/0"}
 
     parser = MessageParser(label="target")
@@ -119,7 +122,7 @@ def test_kafka_in_kafka_out_equals_the_in_process_engine(elec_path, tansu, kafka
     assert comparable(records) == comparable(reference)
     summaries = {r["stream"]: r for r in records if r["type"] == "summary"}
     assert (summaries["elec"]["position"], summaries["elec"]["examples_rejected"]) == (1500, 2)
-    assert summaries[None]["examples_rejected"] == 1  # the message without a key
+    assert summaries[None]["examples_rejected"] == 2  # no key; unknown stream
 
 
 def test_a_failure_mid_stream_restarts_from_the_checkpoint_with_nothing_lost_or_duplicated(
