@@ -1,6 +1,7 @@
 """The Flink job against the in-process engine, and parallelism 2 against 1, in one run.
 
-    .venv/bin/python bench/bench_flink.py [--limit N] [--batch-size 500]
+    .venv/bin/python bench/bench_flink.py [--limit N] [--batch-size 500] [--repeat 2]
+        [--checkpoints | --keying | --slots]
 
 Electricity, 10-fold bootstrap, GaussianNB + HoeffdingTree. Start-up is excluded: each engine's
 ``summary`` record times its run from the first example it received to the end.
@@ -9,10 +10,12 @@ Electricity, 10-fold bootstrap, GaussianNB + HoeffdingTree. Start-up is excluded
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import tempfile
+import socket
+import threading
 import time
-from pathlib import Path
+import urllib.request
 
 from foldstream.job import flink_job
 from foldstream.job.config import load_config
@@ -45,55 +48,115 @@ class Clock:
         return (self.ended - self.started) - self.summary["wall_time_s"]
 
 
+class CheckpointWatch:
+    """Polls the mini-cluster's REST API while a job runs: the completed checkpoints' sizes and
+    durations (``/jobs/<id>/checkpoints``)."""
+
+    def __init__(self, port: int) -> None:
+        self.url = f"http://127.0.0.1:{port}"
+        self.completed: dict[int, dict] = {}
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._poll, daemon=True)
+        self.thread.start()
+
+    def _get(self, path: str) -> dict:
+        with urllib.request.urlopen(self.url + path, timeout=2) as response:
+            return json.load(response)
+
+    def _poll(self) -> None:
+        while not self.stop.wait(0.5):
+            try:
+                for job in self._get("/jobs/overview")["jobs"]:
+                    for c in self._get(f"/jobs/{job['jid']}/checkpoints").get("history", []):
+                        if c.get("status") == "COMPLETED":
+                            self.completed[c["id"]] = c
+            except (OSError, ValueError, KeyError):
+                pass  # not up yet, or gone
+
+    def close(self) -> list[dict]:
+        self.stop.set()
+        self.thread.join()
+        return [self.completed[i] for i in sorted(self.completed)]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_once(name: str, overrides: list[str], base: list[str]) -> tuple[float, float]:
+    config = load_config(None, base + overrides)
+    clock = Clock()
+    if config.engine.kind == "flink":
+        flink_job.run(config, clock, lambda r: None)
+    else:
+        evaluate(make_plans(config), open_source(config), clock, lambda r: None)
+    print(f"{name:22} {clock.rate():7.1f} examples/s from the first example to the end "
+          f"(+ {clock.startup():.1f} s before the first example and after the end)", flush=True)
+    return clock.rate(), clock.startup()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--batch-size", type=int, default=500)
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run the engines in turn this many times; the best run of each counts "
+                             "(the machine's speed drifts by 10-15%% between minutes)")
     parser.add_argument("--checkpoints", action="store_true",
-                        help="P=2 without and with checkpoints every 10 s instead; report the "
-                             "size of the last checkpoint")
+                        help="P=2 without and with checkpoints every 10 s (the default interval "
+                             "of a live source) instead; report their sizes and durations")
     parser.add_argument("--keying", action="store_true",
                         help="compare the two keyings of the learner tasks at P=2 instead")
+    parser.add_argument("--slots", action="store_true",
+                        help="compare engine.learner_slots own and shared at P=1 and P=2 instead")
     args = parser.parse_args()
     base = [LEARNERS, "evaluation.folds=10", f"engine.batch_size={args.batch_size}"]
     if args.limit:
         base.append(f"source.limit={args.limit}")
-    results = {}
-    runs = (("inprocess", []),
-            ("flink P=1", ["engine.kind=flink", "engine.parallelism=1"]),
-            ("flink P=2", ["engine.kind=flink", "engine.parallelism=2"]))
-    checkpoint_dir = Path(tempfile.mkdtemp(prefix="foldstream-checkpoints-"))
+    flink = ["engine.kind=flink"]
+    runs = [("inprocess", []),
+            ("flink P=1", flink + ["engine.parallelism=1"]),
+            ("flink P=2", flink + ["engine.parallelism=2"])]
+    watch_port = None
     if args.checkpoints:
-        runs = (("P=2 no checkpoints", ["engine.kind=flink", "engine.parallelism=2"]),
-                ("P=2 checkpoints 10 s", ["engine.kind=flink", "engine.parallelism=2",
-                                          "engine.checkpoint_interval_ms=10000"]))
-        os.environ["FOLDSTREAM_CHECKPOINT_DIR"] = checkpoint_dir.as_uri()
+        watch_port = free_port()
+        base.append(f"engine.flink_config={{rest.port: '{watch_port}'}}")
+        runs = [("P=2 no checkpoints", flink + ["engine.parallelism=2"]),
+                ("P=2 checkpoints 10 s", flink + ["engine.parallelism=2",
+                                                  "engine.checkpoint_interval_ms=10000"])]
     if args.keying:
-        runs = tuple((f"P=2 {k}", ["engine.kind=flink", "engine.parallelism=2", f"engine.keying={k}"])
-                     for k in ("fold", "learner_fold"))
-    for name, overrides in runs:
-        config = load_config(None, base + overrides)
-        clock = Clock()
-        if config.engine.kind == "flink":
-            flink_job.run(config, clock, lambda r: None)
-        else:
-            evaluate(make_plans(config), open_source(config), clock, lambda r: None)
-        results[name] = clock.rate()
-        print(f"{name:10} {clock.rate():7.1f} examples/s from the first example to the end "
-              f"(+ {clock.startup():.1f} s before the first example and after the end)", flush=True)
+        runs = [(f"P=2 {k}", flink + ["engine.parallelism=2", f"engine.keying={k}"])
+                for k in ("fold", "learner_fold")]
+    if args.slots:
+        runs = [(f"P={p} {s}", flink + [f"engine.parallelism={p}", f"engine.learner_slots={s}"])
+                for p in (1, 2) for s in ("own", "shared")]
+    best: dict[str, float] = {}
+    checkpoints: list[dict] = []
+    for _ in range(args.repeat):
+        for name, overrides in runs:
+            watch = CheckpointWatch(watch_port) if watch_port and "checkpoints 10" in name else None
+            rate, _ = run_once(name, overrides, base)
+            best[name] = max(best.get(name, 0.0), rate)
+            if watch is not None:
+                checkpoints += watch.close()
+    print("best of each:", ", ".join(f"{n} {r:.1f}" for n, r in best.items()))
     if args.checkpoints:
         print(f"with / without checkpoints: "
-              f"{results['P=2 checkpoints 10 s'] / results['P=2 no checkpoints']:.3f}")
-        sizes = {c: sum(f.stat().st_size for f in c.rglob('*') if f.is_file())
-                 for c in checkpoint_dir.rglob("chk-*")}
-        for c, size in sorted(sizes.items()):
-            print(f"retained checkpoint {c.name}: {size / 2**20:.1f} MB")
-        return
-    if args.keying:
-        print(f"learner_fold / fold: {results['P=2 learner_fold'] / results['P=2 fold']:.3f}")
-        return
-    print(f"flink P=1 / in-process: {results['flink P=1'] / results['inprocess']:.3f}")
-    print(f"flink P=2 / flink P=1:  {results['flink P=2'] / results['flink P=1']:.3f}")
+              f"{best['P=2 checkpoints 10 s'] / best['P=2 no checkpoints']:.3f}")
+        for c in checkpoints:
+            print(f"checkpoint {c['id']}: {c.get('state_size', 0) / 2**20:.1f} MB state, "
+                  f"{c.get('checkpointed_size', 0) / 2**20:.1f} MB written, "
+                  f"{c.get('end_to_end_duration', 0)} ms end to end")
+    elif args.keying:
+        print(f"learner_fold / fold: {best['P=2 learner_fold'] / best['P=2 fold']:.3f}")
+    elif args.slots:
+        for p in (1, 2):
+            print(f"P={p}: own / shared {best[f'P={p} own'] / best[f'P={p} shared']:.3f}")
+    else:
+        print(f"flink P=1 / in-process: {best['flink P=1'] / best['inprocess']:.3f}")
+        print(f"flink P=2 / flink P=1:  {best['flink P=2'] / best['flink P=1']:.3f}")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from bench_flink import CheckpointWatch, free_port  # noqa: E402
 
 
 def tansu():
@@ -76,6 +78,11 @@ def main() -> None:
     parser.add_argument("--flush-ms", type=int, default=50)
     parser.add_argument("--bundle-ms", type=int, default=None, help="engine.bundle_time_ms")
     parser.add_argument("--learner-slots", default="own", choices=["own", "shared"])
+    parser.add_argument("--checkpoint-ms", type=int, default=None,
+                        help="engine.checkpoint_interval_ms (default: a live source's 10 s)")
+    parser.add_argument("--checkpoint-stats", action="store_true",
+                        help="poll the mini-cluster's REST API for the checkpoints' sizes and "
+                             "durations (the polling itself costs the job some CPU)")
     parser.add_argument("--stages", action="store_true",
                         help="also print when each report's example passed each stage")
     args = parser.parse_args()
@@ -93,6 +100,9 @@ def main() -> None:
     create_topics(bs, ["examples", "metrics", "metrics-rejected"])
     config = Path(tempfile.mkdtemp()) / "live.yaml"
     bundle = f", bundle_time_ms: {args.bundle_ms}" if args.bundle_ms else ""
+    if args.checkpoint_ms:
+        bundle += f", checkpoint_interval_ms: {args.checkpoint_ms}"
+    rest_port = free_port()  # the mini-cluster's REST API, for --checkpoint-stats
     trace_file = Path(tempfile.mkdtemp()) / "stages.txt"
     env = {**os.environ, "FOLDSTREAM_TRACE": str(trace_file)} if args.stages else None
     config.write_text(f"""
@@ -102,11 +112,12 @@ evaluation: {{mode: bootstrap, folds: {args.folds}, report_every: {args.report_e
 learners:
   - {{name: hoeffding_tree, model: river.tree.HoeffdingTreeClassifier}}
   - {{name: prior, model: river.dummy.PriorClassifier}}
-engine: {{kind: flink, parallelism: 2, batch_size: 500, flush_ms: {args.flush_ms}{bundle}, learner_slots: {args.learner_slots}}}
+engine: {{kind: flink, parallelism: 2, batch_size: 500, flush_ms: {args.flush_ms}{bundle}, learner_slots: {args.learner_slots}, flink_config: {{rest.port: '{rest_port}'}}}}
 """)
     job = subprocess.Popen([sys.executable, "-m", "foldstream.job.cli", "run", "--quiet", str(config)],
                            stdout=subprocess.DEVNULL, stderr=open(config.with_suffix(".log"), "w"),
                            env=env)
+    checkpoints = CheckpointWatch(rest_port) if args.checkpoint_stats else None
     arrivals: dict[tuple[str, int], float] = {}
     stop = threading.Event()
 
@@ -162,6 +173,9 @@ engine: {{kind: flink, parallelism: 2, batch_size: 500, flush_ms: {args.flush_ms
             q = statistics.quantiles(latencies, n=20)
             print(f"latency: median {statistics.median(latencies) * 1000:.0f} ms, "
                   f"p95 {q[-1] * 1000:.0f} ms, max {max(latencies) * 1000:.0f} ms")
+        for c in checkpoints.close() if checkpoints else []:
+            print(f"checkpoint {c['id']}: {c.get('state_size', 0) / 2**20:.1f} MB, "
+                  f"{c.get('end_to_end_duration', 0)} ms end to end")
         if args.stages:
             print_stages(trace_file, sent, {p: t for (s, p), t in arrivals.items() if s == "live"})
     finally:

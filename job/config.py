@@ -243,6 +243,9 @@ class EngineConfig(_Strict):
         "own", description="flink: own: the learner tasks get task slots of their own, so their "
                            "Python workers run nothing else (the job takes 2 x parallelism "
                            "slots); shared: every operator shares parallelism slots")
+    flink_config: dict[str, str | int | float | bool] = Field(
+        default_factory=dict, description="flink: more Flink configuration keys, applied last "
+                                          "(execution.checkpointing.dir, rest.port, ...)")
     keying: Literal["fold", "learner_fold"] = Field(
         "fold", description="flink: one key per fold hosting every learner and the evaluator, "
                             "or one key per learner and fold (bench/README.md compares them)")

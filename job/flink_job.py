@@ -396,7 +396,8 @@ def consumer_properties(config: Config) -> dict[str, str]:
 
 
 def kafka_properties(properties: dict) -> dict[str, str]:
-    """Kafka client properties from YAML values as the client reads them (``true``, not ``True``)."""
+    """Kafka client (or Flink) properties from YAML values as they are read: strings, with
+    ``true`` and not ``True``."""
     return {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in properties.items()}
 
 
@@ -456,8 +457,7 @@ def make_environment(config: Config) -> StreamExecutionEnvironment:
             "restart-strategy.fixed-delay.attempts": str(config.engine.restart_attempts),
             "restart-strategy.fixed-delay.delay": "1 s",
         })
-        if os.environ.get("FOLDSTREAM_CHECKPOINT_DIR"):  # keep them on disk (benchmarks, ops)
-            settings["execution.checkpointing.dir"] = os.environ["FOLDSTREAM_CHECKPOINT_DIR"]
+    settings.update(kafka_properties(config.engine.flink_config))
     return make_env(config.engine.parallelism, jars, settings, config.engine.python_executable)
 
 
