@@ -1,7 +1,7 @@
 """The Flink job against the in-process engine, and parallelism 2 against 1, in one run.
 
     .venv/bin/python bench/bench_flink.py [--limit N] [--batch-size 500] [--repeat 2]
-        [--checkpoints | --keying | --slots]
+        [--subtract SMALL] [--checkpoints | --keying | --slots]
 
 Electricity, 10-fold bootstrap, GaussianNB + HoeffdingTree. Start-up is excluded: each engine's
 ``summary`` record times its run from the first example it received to the end.
@@ -79,6 +79,37 @@ class CheckpointWatch:
         return [self.completed[i] for i in sorted(self.completed)]
 
 
+def kafka_jars() -> list[str]:
+    from foldstream.job.deps import ensure_kafka_jars
+    return [str(p) for p in ensure_kafka_jars()]
+
+
+def kafka_examples(n: int):
+    """A Tansu broker holding the first ``n`` Electricity rows in the topic ``examples`` (one
+    message per row, keyed ``elec``); returns the broker and the source override reading them."""
+    import gzip
+    import importlib.util
+    from pathlib import Path
+
+    from foldstream.connectors.kafka import create_topics, produce_jsonl
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("broker", root / "tests" / "broker.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    broker = module.TansuBroker().__enter__()
+    create_topics(broker.bootstrap, ["examples"])
+    lines = gzip.decompress((root / "connectors" / "data" / "elec.csv.gz").read_bytes()).decode().splitlines()
+    header = lines[0].split(",")
+    rows = [dict(zip(header, line.split(","))) for line in lines[1: n + 1]]
+    rows = [{k: (v if k == "target" else float(v)) for k, v in row.items()} for row in rows]
+    started = time.perf_counter()
+    produce_jsonl(broker.bootstrap, "examples", "elec", rows)
+    print(f"{n} examples in Kafka after {time.perf_counter() - started:.1f} s", flush=True)
+    return broker, (f"source={{kind: kafka, bootstrap_servers: '{broker.bootstrap}', "
+                    f"topic: examples, bounded: true, label: target}}")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -86,6 +117,7 @@ def free_port() -> int:
 
 
 def run_once(name: str, overrides: list[str], base: list[str]) -> tuple[float, float]:
+    """One run: (examples per second by the job's clock, seconds outside that clock)."""
     config = load_config(None, base + overrides)
     clock = Clock()
     if config.engine.kind == "flink":
@@ -97,6 +129,21 @@ def run_once(name: str, overrides: list[str], base: list[str]) -> tuple[float, f
     return clock.rate(), clock.startup()
 
 
+def marginal_rate(name: str, overrides: list[str], base: list[str], small: int, large: int) -> float:
+    """Examples per second between a run of ``small`` and one of ``large`` examples, by the
+    client's clock: start-up, pipeline fill and drain cancel out (the issue's "time a tiny run
+    and subtract")."""
+    elapsed = {}
+    for n in (small, large):
+        started = time.perf_counter()
+        run_once(f"{name} ({n})", overrides, base + [f"source.limit={n}"])
+        elapsed[n] = time.perf_counter() - started
+    rate = (large - small) / (elapsed[large] - elapsed[small])
+    print(f"{name:22} {rate:7.1f} examples/s between {small} and {large} examples "
+          f"({elapsed[small]:.1f} s and {elapsed[large]:.1f} s in all)", flush=True)
+    return rate
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--limit", type=int, default=None)
@@ -104,28 +151,41 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1,
                         help="run the engines in turn this many times; the best run of each counts "
                              "(the machine's speed drifts by 10-15%% between minutes)")
+    parser.add_argument("--subtract", type=int, default=None, metavar="SMALL",
+                        help="time a run of SMALL examples and one of --limit, and rate the "
+                             "difference (start-up, fill and drain excluded)")
     parser.add_argument("--checkpoints", action="store_true",
                         help="P=2 without and with checkpoints every 10 s (the default interval "
                              "of a live source) instead; report their sizes and durations")
+    parser.add_argument("--kafka-checkpoints", action="store_true",
+                        help="as --checkpoints, reading the examples from a Kafka topic (Tansu) "
+                             "produced beforehand")
     parser.add_argument("--keying", action="store_true",
                         help="compare the two keyings of the learner tasks at P=2 instead")
     parser.add_argument("--slots", action="store_true",
                         help="compare engine.learner_slots own and shared at P=1 and P=2 instead")
     args = parser.parse_args()
     base = [LEARNERS, "evaluation.folds=10", f"engine.batch_size={args.batch_size}"]
-    if args.limit:
+    if args.subtract and not args.limit:
+        parser.error("--subtract needs --limit")
+    if args.limit and not args.subtract:
         base.append(f"source.limit={args.limit}")
     flink = ["engine.kind=flink"]
     runs = [("inprocess", []),
             ("flink P=1", flink + ["engine.parallelism=1"]),
             ("flink P=2", flink + ["engine.parallelism=2"])]
     watch_port = None
-    if args.checkpoints:
+    broker = None
+    if args.checkpoints or args.kafka_checkpoints:
         watch_port = free_port()
         base.append(f"engine.flink_config={{rest.port: '{watch_port}'}}")
-        runs = [("P=2 no checkpoints", flink + ["engine.parallelism=2"]),
-                ("P=2 checkpoints 10 s", flink + ["engine.parallelism=2",
-                                                  "engine.checkpoint_interval_ms=10000"])]
+        settings = flink + ["engine.parallelism=2"]
+        if args.kafka_checkpoints:
+            broker, source = kafka_examples(args.limit or 20_000)
+            base = [b for b in base if not b.startswith("source.limit")] + [source]
+            settings.append(f"engine.jars={json.dumps(kafka_jars())}")
+        runs = [("P=2 no checkpoints", settings),
+                ("P=2 checkpoints 10 s", settings + ["engine.checkpoint_interval_ms=10000"])]
     if args.keying:
         runs = [(f"P=2 {k}", flink + ["engine.parallelism=2", f"engine.keying={k}"])
                 for k in ("fold", "learner_fold")]
@@ -137,12 +197,17 @@ def main() -> None:
     for _ in range(args.repeat):
         for name, overrides in runs:
             watch = CheckpointWatch(watch_port) if watch_port and "checkpoints 10" in name else None
-            rate, _ = run_once(name, overrides, base)
+            if args.subtract:
+                rate = marginal_rate(name, overrides, base, args.subtract, args.limit)
+            else:
+                rate, _ = run_once(name, overrides, base)
             best[name] = max(best.get(name, 0.0), rate)
             if watch is not None:
                 checkpoints += watch.close()
     print("best of each:", ", ".join(f"{n} {r:.1f}" for n, r in best.items()))
-    if args.checkpoints:
+    if broker is not None:
+        broker.__exit__(None, None, None)
+    if args.checkpoints or args.kafka_checkpoints:
         print(f"with / without checkpoints: "
               f"{best['P=2 checkpoints 10 s'] / best['P=2 no checkpoints']:.3f}")
         for c in checkpoints:
