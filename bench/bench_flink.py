@@ -10,12 +10,14 @@ Electricity, 10-fold bootstrap, GaussianNB + HoeffdingTree. Start-up is excluded
 from __future__ import annotations
 
 import argparse
+import gzip
+import importlib.util
 import json
-import os
 import socket
 import threading
 import time
 import urllib.request
+from pathlib import Path
 
 from foldstream.job import flink_job
 from foldstream.job.config import load_config
@@ -84,27 +86,37 @@ def kafka_jars() -> list[str]:
     return [str(p) for p in ensure_kafka_jars()]
 
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def tansu():
+    """A Tansu broker (tests/broker.py), not yet started."""
+    spec = importlib.util.spec_from_file_location("broker", ROOT / "tests" / "broker.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.TansuBroker()
+
+
+def rows(n: int) -> list[dict]:
+    """The first ``n`` rows of the packaged Electricity, features as floats."""
+    lines = gzip.decompress((ROOT / "connectors" / "data" / "elec.csv.gz").read_bytes()).decode().splitlines()
+    header = lines[0].split(",")
+    out = []
+    for line in lines[1: n + 1]:
+        row = dict(zip(header, line.split(",")))
+        out.append({k: (v if k == "target" else float(v)) for k, v in row.items()})
+    return out
+
+
 def kafka_examples(n: int):
     """A Tansu broker holding the first ``n`` Electricity rows in the topic ``examples`` (one
     message per row, keyed ``elec``); returns the broker and the source override reading them."""
-    import gzip
-    import importlib.util
-    from pathlib import Path
-
     from foldstream.connectors.kafka import create_topics, produce_jsonl
 
-    root = Path(__file__).resolve().parents[1]
-    spec = importlib.util.spec_from_file_location("broker", root / "tests" / "broker.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    broker = module.TansuBroker().__enter__()
+    broker = tansu().__enter__()
     create_topics(broker.bootstrap, ["examples"])
-    lines = gzip.decompress((root / "connectors" / "data" / "elec.csv.gz").read_bytes()).decode().splitlines()
-    header = lines[0].split(",")
-    rows = [dict(zip(header, line.split(","))) for line in lines[1: n + 1]]
-    rows = [{k: (v if k == "target" else float(v)) for k, v in row.items()} for row in rows]
     started = time.perf_counter()
-    produce_jsonl(broker.bootstrap, "examples", "elec", rows)
+    produce_jsonl(broker.bootstrap, "examples", "elec", rows(n))
     print(f"{n} examples in Kafka after {time.perf_counter() - started:.1f} s", flush=True)
     return broker, (f"source={{kind: kafka, bootstrap_servers: '{broker.bootstrap}', "
                     f"topic: examples, bounded: true, label: target}}")

@@ -11,8 +11,6 @@ consumer stamps the arrival of each `measures` record. Latency = arrival(report 
 from __future__ import annotations
 
 import argparse
-import gzip
-import importlib.util
 import json
 import os
 import statistics
@@ -25,24 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from bench_flink import CheckpointWatch, free_port  # noqa: E402
-
-
-def tansu():
-    spec = importlib.util.spec_from_file_location("broker", ROOT / "tests" / "broker.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.TansuBroker()
-
-
-def rows(n: int) -> list[dict]:
-    lines = gzip.decompress((ROOT / "connectors" / "data" / "elec.csv.gz").read_bytes()).decode().splitlines()
-    header = lines[0].split(",")
-    out = []
-    for line in lines[1: n + 1]:
-        row = dict(zip(header, line.split(",")))
-        out.append({k: (v if k == "target" else float(v)) for k, v in row.items()})
-    return out
+from bench_flink import CheckpointWatch, free_port, rows, tansu  # noqa: E402
 
 
 STAGES = ("fan-in", "fan-out", "learners-in", "learners-out", "aggregator")

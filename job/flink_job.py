@@ -51,7 +51,6 @@ from foldstream.operators.records import (
 )
 
 PICKLED = Types.PICKLED_BYTE_ARRAY()
-
 END_OF_INPUT = (1 << 63) - 2  # fired by the watermark a bounded source sends when it ends
 MAX_PARALLELISM = 128  # fixed, so fold routes (job/routing.py) land where they were aimed
 DEAD_LETTERS = OutputTag("dead-letters", Types.STRING())
@@ -303,11 +302,12 @@ def _route(routed) -> str:
     return routed[0]
 
 
-def build(env: StreamExecutionEnvironment, config: Config, items: Iterable[str] | None = None):
+def build(env: StreamExecutionEnvironment, config: Config,
+          items: Iterable[tuple[str, str]] | None = None):
     """Wire the job into ``env``; returns ``(records, dead_letters)``, two streams of JSON text.
 
-    ``items``: the encoded source items of a file or generator source (read by the client);
-    ``None`` for a Kafka source.
+    ``items``: the source items of a file or generator source, read by the client and encoded
+    by :func:`encode_item`; ``None`` for a Kafka source.
     """
     plans = make_plans(config)
     parallelism = config.engine.parallelism
