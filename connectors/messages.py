@@ -64,19 +64,6 @@ class MessageParser:
                 out.append(Rejected(stream, f"message {where}: {error}", text, where))
         return out
 
-    def stream_key(self, key: bytes | str | None) -> str:
-        """The stream a message with this key belongs to, or ``""`` if the parser will reject it
-        for its key; the Flink job groups messages by this before parsing them.
-
-        >>> parse = MessageParser(label="y", streams=["s1"])
-        >>> parse.stream_key(b"s1"), parse.stream_key("s2"), parse.stream_key(None)
-        ('s1', '', '')
-        """
-        try:
-            return self._stream_of(key, "")
-        except _Reject:
-            return ""
-
     def _stream_of(self, key: bytes | str | None, location: str) -> str:
         if isinstance(key, bytes):
             try:

@@ -250,6 +250,11 @@ class EngineConfig(_Strict):
         "fold", description="flink: one key per fold hosting every learner and the evaluator, "
                             "or one key per learner and fold (bench/README.md compares them)")
 
+    @property
+    def task_slots(self) -> int:
+        """The task slots a Flink job takes: one set per slot sharing group."""
+        return (2 if self.learner_slots == "own" else 1) * self.parallelism
+
 
 class Config(_Strict):
     source: Source

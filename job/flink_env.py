@@ -41,14 +41,33 @@ DELIVERY_GUARANTEES = ("none", "at-least-once", "exactly-once")
 
 #: The columns (and Python ``Row`` fields) of a record read by :func:`kafka_source`.
 SOURCE_FIELDS = ("key", "value", "topic", "partition", "offset")
+
+
+def _source_type(value_bytes: bool):
+    """The type of a record read by :func:`kafka_source` (``value`` as bytes or text)."""
+    value = Types.PRIMITIVE_ARRAY(Types.BYTE()) if value_bytes else Types.STRING()
+    return Types.ROW_NAMED(list(SOURCE_FIELDS), [Types.STRING(), value, Types.STRING(),
+                                                 Types.INT(), Types.LONG()])
+
+
 #: The type of a keyed record read by :func:`kafka_source`.
-SOURCE_TYPE = Types.ROW_NAMED(list(SOURCE_FIELDS), [Types.STRING(), Types.STRING(), Types.STRING(),
-                                                    Types.INT(), Types.LONG()])
+SOURCE_TYPE = _source_type(value_bytes=False)
 #: The type that :func:`kafka_sink` expects: ``Row(key, value)``, both strings.
 KEYED_TYPE = Types.ROW_NAMED(["key", "value"], [Types.STRING(), Types.STRING()])
 
 
 # ---------------------------------------------------------------- environment
+
+def properties_text(properties: Mapping[str, object] | None) -> dict[str, str]:
+    """Flink or Kafka client properties as the text those read: YAML's booleans as ``true`` and
+    ``false`` (not Python's ``True``), everything else as ``str()``.
+
+    >>> properties_text({"check.crcs": True, "linger.ms": 5})
+    {'check.crcs': 'true', 'linger.ms': '5'}
+    """
+    return {str(k): str(v).lower() if isinstance(v, bool) else str(v)
+            for k, v in (properties or {}).items()}
+
 
 def patch_pyflink_kafka() -> None:
     """Point PyFlink's Kafka wrappers at the unshaded Kafka client classes (idempotent).
@@ -77,7 +96,7 @@ def patch_pyflink_kafka() -> None:
 
 
 def make_env(parallelism: int, jars: Iterable[Path | str] = (),
-             config: Mapping[str, str] | None = None,
+             config: Mapping[str, object] | None = None,
              python_executable: str | None = None) -> StreamExecutionEnvironment:
     """A local/remote ``StreamExecutionEnvironment`` with Python workers in separate processes.
 
@@ -90,8 +109,8 @@ def make_env(parallelism: int, jars: Iterable[Path | str] = (),
     # this process, and parallelism 2 uses one core.
     os.environ["_python_worker_execution_mode"] = "process"
     conf = Configuration()
-    for k, v in (config or {}).items():
-        conf.set_string(str(k), str(v))
+    for k, v in properties_text(config).items():
+        conf.set_string(k, v)
     env = StreamExecutionEnvironment.get_execution_environment(conf)
     env.set_python_executable(python_executable or sys.executable)
     urls = []
@@ -136,7 +155,7 @@ def _create_table(t_env, role: str, columns: str, opts: dict[str, str],
                   properties: Mapping[str, str] | None) -> str:
     """Create a temporary Kafka table with these columns and options (plus the consumer or
     producer ``properties``); return its name."""
-    opts = {**opts, **{f"properties.{k}": str(v) for k, v in (properties or {}).items()}}
+    opts = {**opts, **{f"properties.{k}": v for k, v in properties_text(properties).items()}}
     table = f"foldstream_{role}_{next(_TABLE_IDS)}"
     with_clause = ",\n  ".join(f"{sql_literal(k)} = {sql_literal(v)}" for k, v in opts.items())
     t_env.execute_sql(f"""
@@ -272,12 +291,6 @@ def _keyed_in_java(t_env, table: str, key_sql: str, value_bytes: bool):
     j_keyed = rows._j_data_stream.keyBy(get_gateway().jvm.KeyByKeySelector(),
                                         Types.ROW([Types.STRING()]).get_java_type_info())
     return KeyedStream(j_keyed, record_type, rows)
-
-
-def _source_type(value_bytes: bool):
-    value = Types.PRIMITIVE_ARRAY(Types.BYTE()) if value_bytes else Types.STRING()
-    return Types.ROW_NAMED(list(SOURCE_FIELDS), [Types.STRING(), value, Types.STRING(),
-                                                 Types.INT(), Types.LONG()])
 
 
 def kafka_sink(env: StreamExecutionEnvironment, ds: DataStream, bootstrap_servers: str,

@@ -388,22 +388,20 @@ def consumer_properties(config: Config) -> dict[str, str]:
     """``source.properties``, with a short fetch wait for a live source unless it sets one: a
     broker may hold a fetch until ``fetch.max.wait.ms`` (Kafka's default 500 ms) even when
     records are there (Tansu does), which a live report would wait for."""
+    from foldstream.job.flink_env import properties_text
+
     source = config.source
-    properties = kafka_properties(source.properties)
+    properties = properties_text(source.properties)
     if not source.bounded:
         properties.setdefault("fetch.max.wait.ms", "100")
     return properties
 
 
-def kafka_properties(properties: dict) -> dict[str, str]:
-    """Kafka client (or Flink) properties from YAML values as they are read: strings, with
-    ``true`` and not ``True``."""
-    return {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in properties.items()}
-
-
 def stream_key_sql(stream: str | None, streams: list[str] | None) -> str:
-    """SQL for :meth:`MessageParser.stream_key <foldstream.connectors.messages.MessageParser.stream_key>`:
-    the stream of a message by its key, ``''`` for one the parser rejects for its key.
+    """SQL for the stream of a Kafka message by its key, as
+    :class:`~foldstream.connectors.messages.MessageParser` assigns it (``stream`` for a message
+    without a key), or ``''`` for one the parser rejects for its key (none and no default
+    stream, or not in ``streams``): the fan-out's key, computed in Java.
 
     >>> stream_key_sql(None, None)
     "CASE WHEN `key` IS NULL OR `key` = '' THEN '' ELSE `key` END"
@@ -436,9 +434,8 @@ def make_environment(config: Config) -> StreamExecutionEnvironment:
 
             jars = [str(p) for p in ensure_kafka_jars()]
     settings = {"pipeline.max-parallelism": str(MAX_PARALLELISM)}
-    # The local mini-cluster's slots (a cluster has its own): one set per slot sharing group.
-    groups = 2 if config.engine.learner_slots == "own" else 1
-    settings["taskmanager.numberOfTaskSlots"] = str(groups * config.engine.parallelism)
+    # The local mini-cluster's slots (a cluster has its own).
+    settings["taskmanager.numberOfTaskSlots"] = str(config.engine.task_slots)
     live = config.source.kind == "kafka" and not config.source.bounded
     bundle_ms = config.engine.bundle_time_ms or (50 if live else None)
     if bundle_ms:
@@ -457,7 +454,7 @@ def make_environment(config: Config) -> StreamExecutionEnvironment:
             "restart-strategy.fixed-delay.attempts": str(config.engine.restart_attempts),
             "restart-strategy.fixed-delay.delay": "1 s",
         })
-    settings.update(kafka_properties(config.engine.flink_config))
+    settings.update(config.engine.flink_config)  # make_env writes them as Flink reads them
     return make_env(config.engine.parallelism, jars, settings, config.engine.python_executable)
 
 
@@ -497,4 +494,4 @@ def to_kafka(env, config: Config, records, dead_letters) -> None:
         kafka_sink(env, stream.map(keyed, output_type=KEYED_TYPE), sink.bootstrap_servers, topic,
                    delivery_guarantee=guarantee,
                    transactional_id_prefix=f"{prefix}-{topic}" if prefix else None,
-                   properties=kafka_properties(sink.properties))
+                   properties=sink.properties)

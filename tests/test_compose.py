@@ -151,8 +151,7 @@ def test_healthchecks_and_start_order(compose):
 
 def test_flink_cluster_properties(compose):
     config = load_config(COMPOSE_CONF)
-    groups = 2 if config.engine.learner_slots == "own" else 1  # learners in slots of their own
-    slots = groups * config.engine.parallelism
+    slots = config.engine.task_slots  # learners in slots of their own: 2 x parallelism
     for name in ("jobmanager", "taskmanager"):
         props = _flink_properties(compose["services"][name])
         assert props["jobmanager.rpc.address"] == "jobmanager"

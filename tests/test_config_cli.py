@@ -89,7 +89,8 @@ def test_the_readme_carries_the_current_configuration_reference():
 
 
 def test_kafka_client_properties_reach_the_clients_as_kafka_spells_them():
-    from foldstream.job.flink_job import consumer_properties, kafka_properties
+    from foldstream.job.flink_env import properties_text
+    from foldstream.job.flink_job import consumer_properties
 
     live = load_config(None, ["source={kind: kafka, properties: {security.protocol: SSL, "
                               "check.crcs: true}}", "engine.kind=flink"])
@@ -100,4 +101,4 @@ def test_kafka_client_properties_reach_the_clients_as_kafka_spells_them():
     assert consumer_properties(bounded) == {"fetch.max.wait.ms": "700"}
     sink = load_config(None, ["source={kind: kafka}", "sink={kind: kafka, properties: "
                               "{linger.ms: 5, enable.idempotence: false}}", "engine.kind=flink"])
-    assert kafka_properties(sink.sink.properties) == {"linger.ms": "5", "enable.idempotence": "false"}
+    assert properties_text(sink.sink.properties) == {"linger.ms": "5", "enable.idempotence": "false"}
