@@ -172,12 +172,20 @@ def main() -> None:
     parser.add_argument("--kafka-checkpoints", action="store_true",
                         help="as --checkpoints, reading the examples from a Kafka topic (Tansu) "
                              "produced beforehand")
+    parser.add_argument("--aligned", action="store_true",
+                        help="with --checkpoints or --kafka-checkpoints: also a run with aligned "
+                             "checkpoints (engine.unaligned_checkpoints=false)")
     parser.add_argument("--keying", action="store_true",
                         help="compare the two keyings of the learner tasks at P=2 instead")
     parser.add_argument("--slots", action="store_true",
                         help="compare engine.learner_slots own and shared at P=1 and P=2 instead")
+    parser.add_argument("--only", default=None, metavar="NAME",
+                        help="run only the engines whose name contains NAME (e.g. 'P=1')")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="one more configuration override for every run "
+                             "(e.g. engine.bundle_time_ms=50)")
     args = parser.parse_args()
-    base = [LEARNERS, "evaluation.folds=10", f"engine.batch_size={args.batch_size}"]
+    base = [LEARNERS, "evaluation.folds=10", f"engine.batch_size={args.batch_size}", *args.set]
     if args.subtract and not args.limit:
         parser.error("--subtract needs --limit")
     if args.limit and not args.subtract:
@@ -196,34 +204,39 @@ def main() -> None:
             broker, source = kafka_examples(args.limit or 20_000)
             base = [b for b in base if not b.startswith("source.limit")] + [source]
             settings.append(f"engine.jars={json.dumps(kafka_jars())}")
-        runs = [("P=2 no checkpoints", settings),
-                ("P=2 checkpoints 10 s", settings + ["engine.checkpoint_interval_ms=10000"])]
+        every_10s = settings + ["engine.checkpoint_interval_ms=10000"]
+        runs = [("P=2 no checkpoints", settings), ("P=2 checkpoints 10 s", every_10s)]
+        if args.aligned:
+            runs.append(("P=2 aligned 10 s", every_10s + ["engine.unaligned_checkpoints=false"]))
     if args.keying:
         runs = [(f"P=2 {k}", flink + ["engine.parallelism=2", f"engine.keying={k}"])
                 for k in ("fold", "learner_fold")]
     if args.slots:
         runs = [(f"P={p} {s}", flink + [f"engine.parallelism={p}", f"engine.learner_slots={s}"])
                 for p in (1, 2) for s in ("own", "shared")]
+    if args.only:
+        runs = [(name, overrides) for name, overrides in runs if args.only in name]
     best: dict[str, float] = {}
     checkpoints: list[dict] = []
     for _ in range(args.repeat):
         for name, overrides in runs:
-            watch = CheckpointWatch(watch_port) if watch_port and "checkpoints 10" in name else None
+            watch = CheckpointWatch(watch_port) if watch_port and "10 s" in name else None
             if args.subtract:
                 rate = marginal_rate(name, overrides, base, args.subtract, args.limit)
             else:
                 rate, _ = run_once(name, overrides, base)
             best[name] = max(best.get(name, 0.0), rate)
             if watch is not None:
-                checkpoints += watch.close()
+                checkpoints += [{**c, "run": name} for c in watch.close()]
     print("best of each:", ", ".join(f"{n} {r:.1f}" for n, r in best.items()))
     if broker is not None:
         broker.__exit__(None, None, None)
     if args.checkpoints or args.kafka_checkpoints:
-        print(f"with / without checkpoints: "
-              f"{best['P=2 checkpoints 10 s'] / best['P=2 no checkpoints']:.3f}")
+        for name in best:
+            if "10 s" in name:
+                print(f"{name} / without: {best[name] / best['P=2 no checkpoints']:.3f}")
         for c in checkpoints:
-            print(f"checkpoint {c['id']}: {c.get('state_size', 0) / 2**20:.1f} MB state, "
+            print(f"{c['run']}, checkpoint {c['id']}: {c.get('state_size', 0) / 2**20:.1f} MB state, "
                   f"{c.get('checkpointed_size', 0) / 2**20:.1f} MB written, "
                   f"{c.get('end_to_end_duration', 0)} ms end to end")
     elif args.keying:
@@ -231,7 +244,7 @@ def main() -> None:
     elif args.slots:
         for p in (1, 2):
             print(f"P={p}: own / shared {best[f'P={p} own'] / best[f'P={p} shared']:.3f}")
-    else:
+    elif not args.only:
         print(f"flink P=1 / in-process: {best['flink P=1'] / best['inprocess']:.3f}")
         print(f"flink P=2 / flink P=1:  {best['flink P=2'] / best['flink P=1']:.3f}")
 

@@ -61,6 +61,8 @@ def main() -> None:
     parser.add_argument("--learner-slots", default="own", choices=["own", "shared"])
     parser.add_argument("--checkpoint-ms", type=int, default=None,
                         help="engine.checkpoint_interval_ms (default: a live source's 10 s)")
+    parser.add_argument("--aligned", action="store_true",
+                        help="aligned checkpoints (engine.unaligned_checkpoints: false)")
     parser.add_argument("--checkpoint-stats", action="store_true",
                         help="poll the mini-cluster's REST API for the checkpoints' sizes and "
                              "durations (the polling itself costs the job some CPU)")
@@ -83,6 +85,8 @@ def main() -> None:
     bundle = f", bundle_time_ms: {args.bundle_ms}" if args.bundle_ms else ""
     if args.checkpoint_ms:
         bundle += f", checkpoint_interval_ms: {args.checkpoint_ms}"
+    if args.aligned:
+        bundle += ", unaligned_checkpoints: false"
     rest_port = free_port()  # the mini-cluster's REST API, for --checkpoint-stats
     trace_file = Path(tempfile.mkdtemp()) / "stages.txt"
     env = {**os.environ, "FOLDSTREAM_TRACE": str(trace_file)} if args.stages else None

@@ -228,6 +228,10 @@ class EngineConfig(_Strict):
     checkpoint_interval_ms: int | None = Field(
         None, ge=100, description="flink: checkpoint interval; default 10000 for an unbounded "
                                   "Kafka source, off otherwise")
+    unaligned_checkpoints: bool = Field(
+        True, description="flink: checkpoint barriers overtake the batches queued between "
+                          "operators (which the checkpoint then holds), so a job behind its "
+                          "input checkpoints in seconds, not once the queue has drained")
     jars: list[str] | None = Field(None, description="flink: the Kafka connector jars to ship "
                                                      "(default: fetched into ~/.cache/foldstream; "
                                                      "[]: none, the cluster has them in lib/)")

@@ -273,21 +273,28 @@ def kafka_source(env: StreamExecutionEnvironment, bootstrap_servers: str, topic:
 
 
 def _keyed_in_java(t_env, table: str, key_sql: str, value_bytes: bool):
-    """The rows of ``table`` as a ``KeyedStream`` keyed by the SQL expression ``key_sql``.
+    """The rows of ``table`` as a ``KeyedStream`` keyed by the SQL expression ``key_sql``,
+    computed by the planner (see :func:`key_by_first_field`)."""
+    columns = ", ".join(f"`{c}`" for c in SOURCE_FIELDS)
+    keyed = t_env.sql_query(f"SELECT CAST({key_sql} AS STRING), ROW({columns}) FROM `{table}`")
+    record_type = _source_type(value_bytes)
+    return key_by_first_field(t_env.to_append_stream(keyed, Types.ROW([Types.STRING(), record_type])),
+                              record_type)
+
+
+def key_by_first_field(rows: DataStream, record_type):
+    """A stream of ``Row(key, record)`` (``key`` a string) as a ``KeyedStream`` of ``record``
+    keyed by ``key``, with the keying done in Java.
 
     ``DataStream.key_by`` runs its key selector in Python: one more Java-Python round trip per
-    message before the keyed operator, which cost throughput and a bundle's worth of latency.
-    Here the planner computes the key, and the stream is shaped as PyFlink's own ``key_by`` would
-    shape it (``Row(key, record)``, keyed on field 0), so a Python ``KeyedProcessFunction`` reads
+    element before the keyed operator, which cost throughput and a bundle's worth of latency.
+    Here the stream is shaped as PyFlink's own ``key_by`` would shape it (``Row(key, record)``,
+    keyed on field 0) and keyed by a Java selector, so a Python ``KeyedProcessFunction`` reads
     ``record`` and its key as usual.
     """
     from pyflink.datastream.data_stream import KeyedStream
     from pyflink.java_gateway import get_gateway
 
-    columns = ", ".join(f"`{c}`" for c in SOURCE_FIELDS)
-    keyed = t_env.sql_query(f"SELECT CAST({key_sql} AS STRING), ROW({columns}) FROM `{table}`")
-    record_type = _source_type(value_bytes)
-    rows = t_env.to_append_stream(keyed, Types.ROW([Types.STRING(), record_type]))
     j_keyed = rows._j_data_stream.keyBy(get_gateway().jvm.KeyByKeySelector(),
                                         Types.ROW([Types.STRING()]).get_java_type_info())
     return KeyedStream(j_keyed, record_type, rows)

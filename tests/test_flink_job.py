@@ -125,11 +125,13 @@ def test_kafka_in_kafka_out_equals_the_in_process_engine(elec_path, tansu, kafka
     assert summaries[None]["examples_rejected"] == 2  # no key; unknown stream
 
 
+@pytest.mark.parametrize("unaligned", [True, False])
 def test_a_failure_mid_stream_restarts_from_the_checkpoint_with_nothing_lost_or_duplicated(
-        elec_path, tmp_path):
+        elec_path, tmp_path, unaligned):
     """A learner raises once after 1,500 training calls; Flink restarts the job from its last
-    checkpoint (learners, windows and pending batches in keyed state) and the records it then
-    delivers equal those of a run that never failed: none missing, none twice."""
+    checkpoint (learners, windows and pending batches in keyed state; with unaligned checkpoints
+    also the batches in flight) and the records it then delivers equal those of a run that never
+    failed: none missing, none twice."""
     from foldstream.job import flink_job
 
     marker = tmp_path / "failed-once"
@@ -140,6 +142,7 @@ def test_a_failure_mid_stream_restarts_from_the_checkpoint_with_nothing_lost_or_
         f"source.path={elec_path}", "source.limit=4000", failing, "evaluation.folds=4",
         "evaluation.report_every=250", "engine.kind=flink", "engine.parallelism=2",
         "engine.batch_size=100", "engine.checkpoint_interval_ms=300", "engine.restart_attempts=2",
+        f"engine.unaligned_checkpoints={str(unaligned).lower()}",
     ])
     marker.touch()  # the reference run: the marker is taken, nothing fails
     reference, _ = evaluate_to_list(make_plans(cfg), open_source(cfg))
