@@ -3,17 +3,18 @@ left out.
 
 PyFlink's Python workers run Apache Beam's SDK harness. For every bundle, Beam starts a thread
 that samples which step is running (for Beam's own progress counters, which Flink never reads),
-and at the end of the bundle it *joins* that thread. The thread sleeps in steps that grow from
-2 ms by a fifth at a time up to 200 ms, so the join waits half a step on average: a few ms after
-a 50 ms bundle, around 100 ms after a 1 s bundle. All that time the worker idles and the Flink
-task waiting for the bundle's results is blocked (py-spy on a learner worker at 2,000 examples/s
-found 12% of its time in that join). :func:`skip_state_sampler_thread` makes the sampler keep
-its bookkeeping without the thread. bench/README.md measures the effect; the environment variable
-``FOLDSTREAM_BEAM_SAMPLER=thread`` keeps Beam's behaviour (for that comparison).
+and at the end of the bundle it *joins* that thread. The thread sleeps in steps that grow from 2
+ms by a fifth at a time up to 200 ms, and the join waits out the current step: 3 ms after a 50
+ms bundle, 138 ms after a 1 s bundle (measured on Beam's ``StateSampler``). All that time the
+worker idles and the Flink task waiting for the bundle's results is blocked (py-spy on a learner
+worker at 2,000 examples/s found 12% of its time in that join).
+:func:`skip_state_sampler_thread` makes the sampler keep its bookkeeping without the thread.
+bench/README.md measures the effect; the environment variable ``FOLDSTREAM_BEAM_SAMPLER=thread``
+keeps Beam's behaviour (for that comparison).
 
 The patch is process-wide and idempotent; each Flink operator's ``open()`` applies it in its
-worker before the worker's first bundle starts. If Beam's sampler is not shaped as expected (an
-other Beam version), it changes nothing.
+worker before the worker's first bundle starts. If Beam's sampler is not shaped as expected
+(another Beam version), it changes nothing.
 """
 
 from __future__ import annotations
