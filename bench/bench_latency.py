@@ -82,11 +82,11 @@ def main() -> None:
         bs = args.bootstrap
     create_topics(bs, ["examples", "metrics", "metrics-rejected"])
     config = Path(tempfile.mkdtemp()) / "live.yaml"
-    bundle = f", bundle_time_ms: {args.bundle_ms}" if args.bundle_ms else ""
+    engine = f", bundle_time_ms: {args.bundle_ms}" if args.bundle_ms else ""
     if args.checkpoint_ms:
-        bundle += f", checkpoint_interval_ms: {args.checkpoint_ms}"
+        engine += f", checkpoint_interval_ms: {args.checkpoint_ms}"
     if args.aligned:
-        bundle += ", unaligned_checkpoints: false"
+        engine += ", unaligned_checkpoints: false"
     rest_port = free_port()  # the mini-cluster's REST API, for --checkpoint-stats
     trace_file = Path(tempfile.mkdtemp()) / "stages.txt"
     env = {**os.environ, "FOLDSTREAM_TRACE": str(trace_file)} if args.stages else None
@@ -97,7 +97,7 @@ evaluation: {{mode: bootstrap, folds: {args.folds}, report_every: {args.report_e
 learners:
   - {{name: hoeffding_tree, model: river.tree.HoeffdingTreeClassifier}}
   - {{name: prior, model: river.dummy.PriorClassifier}}
-engine: {{kind: flink, parallelism: 2, batch_size: 500, flush_ms: {args.flush_ms}{bundle}, learner_slots: {args.learner_slots}, flink_config: {{rest.port: '{rest_port}'}}}}
+engine: {{kind: flink, parallelism: 2, batch_size: 500, flush_ms: {args.flush_ms}{engine}, learner_slots: {args.learner_slots}, flink_config: {{rest.port: '{rest_port}'}}}}
 """)
     job = subprocess.Popen([sys.executable, "-m", "foldstream.job.cli", "run", "--quiet", str(config)],
                            stdout=subprocess.DEVNULL, stderr=open(config.with_suffix(".log"), "w"),

@@ -70,9 +70,10 @@ class StreamEnd:
 
 
 # ----------------------------------------------------------------------------- items in transit
-#: A source item between the source and the fan-out: ``Row(stream, text)``. The fan-out decodes
-#: the text itself, so an example crosses from Java to Python as two strings (Flink's own row
-#: coder) and is never pickled on the way: PICKLED records cost a cloudpickle per example.
+#: A source item on its way to the fan-out: ``Row(stream, text)``, keyed in Java by ``stream``,
+#: so that the fan-out receives the text alone. It decodes the text itself: an example crosses
+#: from Java to Python as strings (Flink's own coders) and is never pickled on the way (PICKLED
+#: records cost a cloudpickle per example).
 RAW_ITEM_TYPE = Types.ROW([Types.STRING(), Types.STRING()])
 
 
@@ -94,10 +95,10 @@ def decode_item(text: str) -> Example | Rejected:
 
 
 class DecodeItem:
-    """The fan-out's decoder for client items: ``Row(stream, text)`` -> one item."""
+    """The fan-out's decoder for client items: the item's text -> the item."""
 
-    def __call__(self, row) -> list[Example | Rejected]:
-        return [decode_item(row[1])]
+    def __call__(self, text: str) -> list[Example | Rejected]:
+        return [decode_item(text)]
 
 
 class DecodeMessage:
@@ -342,21 +343,20 @@ def build(env: StreamExecutionEnvironment, config: Config,
 
 
 class _ItemAt:
-    """Maps a sequence number to the source item it stands for, with its key in front:
-    ``Row(stream, Row(stream, text))`` (the items are shipped with the function)."""
+    """Maps a sequence number to the source item it stands for, ``Row(stream, text)`` (the
+    items are shipped with the function)."""
 
     def __init__(self, items: list[tuple[str, str]]):
         self.items = items
 
     def __call__(self, index: int):
-        item = self.items[index]
-        return Row(item[0], Row(*item))
+        return Row(*self.items[index])
 
 
 def _keyed_items(env, items: list[tuple[str, str]]):
-    """The client's items as a checkpointable, ordered stream of ``Row(stream, text)``, keyed by
-    stream (in Java, like the Kafka rows: one Java-Python round trip less per example than
-    ``key_by`` with a Python selector).
+    """The client's items as a checkpointable, ordered stream of their texts, keyed by stream
+    (in Java, like the Kafka rows: one Java-Python round trip less per example than ``key_by``
+    with a Python selector).
 
     ``from_collection`` would be simpler, but after a failure it replays from the first element
     while keyed state resumes from the checkpoint; a ``NumberSequenceSource`` checkpoints its
@@ -369,9 +369,8 @@ def _keyed_items(env, items: list[tuple[str, str]]):
 
     sequence = env.from_source(NumberSequenceSource(0, len(items) - 1),
                                WatermarkStrategy.no_watermarks(), "items").set_parallelism(1)
-    rows = (sequence.map(_ItemAt(items), output_type=Types.ROW([Types.STRING(), RAW_ITEM_TYPE]))
-            .set_parallelism(1).name("items"))
-    return key_by_first_field(rows, RAW_ITEM_TYPE)
+    rows = sequence.map(_ItemAt(items), output_type=RAW_ITEM_TYPE).set_parallelism(1).name("items")
+    return key_by_first_field(rows, Types.STRING())
 
 
 def _kafka_rows(env, config: Config):
