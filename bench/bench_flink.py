@@ -19,9 +19,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-from foldstream.job import flink_job
+from foldstream.job.engines.flink import job as flink_job
 from foldstream.job.config import load_config
-from foldstream.job.inprocess import evaluate
+from foldstream.job.engines.inprocess import evaluate
 from foldstream.job.plans import make_plans, open_source
 
 LEARNERS = ("learners=[{name: nb, model: river.naive_bayes.GaussianNB}, "
@@ -82,7 +82,7 @@ class CheckpointWatch:
 
 
 def kafka_jars() -> list[str]:
-    from foldstream.job.deps import ensure_kafka_jars
+    from foldstream.job.engines.flink.deps import ensure_kafka_jars
     return [str(p) for p in ensure_kafka_jars()]
 
 

@@ -16,7 +16,7 @@ import pstats
 import time
 
 from foldstream.job.config import load_config
-from foldstream.job.inprocess import evaluate
+from foldstream.job.engines.inprocess import evaluate
 from foldstream.job.plans import make_plans, open_source
 from foldstream.operators.learners import takes_weight
 from foldstream.operators.records import Example, dumps

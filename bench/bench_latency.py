@@ -31,7 +31,7 @@ STAGES = ("fan-in", "fan-out", "learners-in", "learners-out", "aggregator")
 
 def print_stages(trace_file: Path, sent: dict[int, float], arrivals: dict[int, float]) -> None:
     """For each report: ms after the example was sent when it first passed each stage
-    (``foldstream.job.trace``; the learners' columns follow fold 0), and when it was read."""
+    (``foldstream.job.engines.flink.trace``; the learners' columns follow fold 0), and when it was read."""
     passed: dict[str, list[tuple[float, int]]] = {s: [] for s in STAGES}
     for line in trace_file.read_text().splitlines():
         name, stream, position, at = line.split()

@@ -14,7 +14,7 @@ import os
 import time
 
 from foldstream.job.config import load_config
-from foldstream.job.inprocess import evaluate
+from foldstream.job.engines.inprocess import evaluate
 from foldstream.job.plans import make_plans, open_source
 
 

@@ -1,4 +1,4 @@
-"""Labelled examples from CSV, ARFF and JSON Lines files, gzipped or not (METHOD.md §1, §11).
+"""Labelled examples from CSV, ARFF and JSON Lines files, gzipped or not (docs/method.md §1, §11).
 
 A file is read in binary, one physical line at a time, so that one bad line costs one
 :class:`~foldstream.operators.records.Rejected` record and never the run. Each format has its

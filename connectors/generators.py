@@ -1,4 +1,4 @@
-"""Synthetic streams from river's generators (METHOD.md §11, ``source.kind: generator``).
+"""Synthetic streams from river's generators (docs/method.md §11, ``source.kind: generator``).
 
 A generator is named by its dotted path and built with keyword parameters, e.g.
 ``river.datasets.synth.SEA`` with ``{"variant": 1}``. A parameter given as a mapping with a

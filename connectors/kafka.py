@@ -1,6 +1,6 @@
 """Kafka helpers on kafka-python (no pyflink): topics, test data, reading a topic back, probes.
 
-Messages follow METHOD.md §1: the key is the stream name (UTF-8), the value one JSON row (or a
+Messages follow docs/method.md §1: the key is the stream name (UTF-8), the value one JSON row (or a
 JSON array of rows). These helpers serve tests, benchmarks and the pre-flight check of a job:
 
 * :func:`check_bootstrap` fails within seconds, naming the bootstrap servers, when no broker

@@ -1,4 +1,4 @@
-"""Kafka messages to examples (METHOD.md §1): the key names the stream, the value holds rows.
+"""Kafka messages to examples (docs/method.md §1): the key names the stream, the value holds rows.
 
 A value is one flat JSON object (a row: features plus the label field) or a JSON array of them.
 Each row goes through the same checks as a JSON Lines file, so a record is rejected for the same

@@ -1,4 +1,4 @@
-"""Where output records go: a JSON Lines file, standard output, or a list (METHOD.md §10).
+"""Where output records go: a JSON Lines file, standard output, or a list (docs/method.md §10).
 
 Every sink takes the plain ``dict`` records of :mod:`foldstream.operators.records` and writes
 ``dumps(record)``, so the bytes are decided in one place whatever the sink.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The `submit` service of docker-compose.yml: make the stack ready for the job, then run the
-# command it is given (the `flink run ... flink_main.py -- .../conf/compose.yaml` line):
+# command it is given (the `flink run ... job/engines/flink/main.py -- .../conf/compose.yaml` line):
 #
 #   1. create the topics (those that exist are left alone);
 #   2. if a job named $JOB_NAME is already running, submit nothing (a second `docker compose up`

@@ -1,1 +1,16 @@
-"""Configuration, the command line, the in-process engine and the Flink wiring."""
+"""Everything around the stages: configuration, plans, the engines, the command line, the tools.
+
+The rooms, and what each may import:
+
+- ``config.py`` (the YAML configuration, a pydantic model naming any bad key), ``plans.py`` (the
+  one path from a configuration to the stages' plans and to its source), ``cli.py`` (the
+  ``foldstream`` command) and ``api.py`` (the Python API re-exported as ``foldstream``) sit at
+  the top: they may import ``operators``, ``connectors`` and the rooms below.
+- :mod:`.engines`: what runs the stages. ``engines/inprocess.py`` in one Python process;
+  ``engines/flink/`` as a PyFlink job (job graph, environment, fold routing, the cluster entry
+  point, the Beam sampler patch, stage tracing, fault injection, fetched jars).
+- :mod:`.tools`: what reads records back for people (tables, watch, plot, produce, the JSON
+  Schema and record reading). Tools never import an engine.
+
+``operators/`` (the stages and their math) never imports anything from here.
+"""

@@ -19,7 +19,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     run = commands.add_parser("run", help="run an evaluation (no CONFIG: the embedded default)")
-    run.add_argument("config", nargs="?", help="a YAML configuration (METHOD.md §11)")
+    run.add_argument("config", nargs="?", help="a YAML configuration (docs/method.md §11)")
     run.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                      help="override a key, e.g. --set evaluation.folds=5 (repeatable)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -81,9 +81,9 @@ def _open_sinks(config: Config):
 
 
 def run(config: Config, *, progress: bool = True, tables: bool = True) -> int:
-    from foldstream.job.inprocess import evaluate
+    from foldstream.job.engines.inprocess import evaluate
     from foldstream.job.plans import expected_examples, make_plans, open_source
-    from foldstream.job.report import print_summary, progress_bar
+    from foldstream.job.tools.tables import print_summary, progress_bar
 
     # Tables go to stdout unless the records do.
     tables_console = Console(stderr=config.sink.kind == "stdout")
@@ -112,7 +112,7 @@ def run(config: Config, *, progress: bool = True, tables: bool = True) -> int:
                 update(record["position"])
 
         if flink:
-            from foldstream.job import flink_job
+            from foldstream.job.engines.flink import job as flink_job
 
             flink_job.run(config, emit, dead_letters.write)
         else:
@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in ("schema", "plot", "watch", "produce"):  # tools: no run configuration
         from importlib import import_module
 
-        return import_module(f"foldstream.job.{args.command}").main(args)
+        return import_module(f"foldstream.job.tools.{args.command}").main(args)
     err = Console(stderr=True)
     try:
         config = load_config(args.config, args.overrides)
@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
                         f"{config.evaluation.mode} with {config.evaluation.folds} folds)")
         return 0
     from foldstream.connectors.kafka import KafkaUnavailable
-    from foldstream.job.deps import DependencyError
+    from foldstream.job.engines.flink.deps import DependencyError
 
     try:
         return run(config, progress=not args.no_progress, tables=not args.quiet)

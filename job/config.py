@@ -1,4 +1,4 @@
-"""The run configuration (METHOD.md §11) as a pydantic model: a bad key fails at start, named.
+"""The run configuration (docs/method.md §11) as a pydantic model: a bad key fails at start, named.
 
 ``load_config`` reads a YAML file (or the embedded default), applies ``--set dotted.key=value``
 overrides and validates everything, learners included (each is built once, so a wrong dotted

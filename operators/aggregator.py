@@ -4,7 +4,7 @@ It waits until every fold has reported a position, then emits, in a fixed order 
 on nothing but the reports: the alarms raised since the previous report (sorted), one
 ``measures`` record per learner, one ``comparison`` record per pair of learners and compared
 measure, and, for three or more learners, one ``ranking`` record per compared measure
-(METHOD.md §6, §10).
+(docs/method.md §6, §10).
 """
 
 from __future__ import annotations

@@ -235,7 +235,7 @@ class FoldEvaluator:
         return report
 
     def _normalize(self, values: dict[str, Any], binary: tuple[float, ...] | None) -> dict[str, Any]:
-        """Brzezinski et al.'s normalisation of the binary window's measures (METHOD.md §8)."""
+        """Brzezinski et al.'s normalisation of the binary window's measures (docs/method.md §8)."""
         info: dict[str, Any] = {"positives": None, "negatives": None, "scaled": False}
         if binary is None:
             for m in self.plan.normalize:

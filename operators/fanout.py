@@ -79,7 +79,7 @@ class FanOutPlan:
 class FanOut:
     """Turns an example batch of one stream into one :class:`FoldBatch` per fold.
 
-    It draws the weights (METHOD.md §2), encodes labels as class codes in order of first
+    It draws the weights (docs/method.md §2), encodes labels as class codes in order of first
     appearance in the stream, and attaches the stream's previous label of each example (the
     persistent baseline's prediction) and the previous ``plan.lags`` labels.
 

@@ -1,4 +1,4 @@
-"""The learner task: one river classifier on one fold, predict then train (METHOD.md §2, §9)."""
+"""The learner task: one river classifier on one fold, predict then train (docs/method.md §2, §9)."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ class LearnerSpec:
     model: str
     params: dict[str, Any] = field(default_factory=dict)
     args: list[Any] = field(default_factory=list)
-    lags: int = 0  # previous labels added as features (METHOD.md §9); 0: no wrapper
+    lags: int = 0  # previous labels added as features (docs/method.md §9); 0: no wrapper
 
     def build(self):
         # A fresh clone: never a shared or pre-trained instance.

@@ -1,4 +1,4 @@
-"""The measures of METHOD.md §5, from one window's counts.
+"""The measures of docs/method.md §5, from one window's counts.
 
 Everything is read off one weighted confusion matrix (rows: true class, columns: predicted
 class) plus the weights the two baselines got right in the same window. A measure whose

@@ -1,4 +1,4 @@
-"""Imbalance-aware, histogram-based normalisation of binary measures (METHOD.md §8).
+"""Imbalance-aware, histogram-based normalisation of binary measures (docs/method.md §8).
 
 Brzezinski et al. (§III-B) normalise the value ``x`` of a measure ``M`` on a window with ``P``
 positives and ``N`` negatives by the fraction of all ``(P+1)(N+1)`` binary confusion matrices
@@ -92,7 +92,7 @@ def binary_measure(name: str, tp, fn, fp, tn):
 
     Examples
     --------
-    Table 5 of Bifet et al. (METHOD.md §5): true ``+``: 40 predicted ``+``, 30 predicted ``-``;
+    Table 5 of Bifet et al. (docs/method.md §5): true ``+``: 40 predicted ``+``, 30 predicted ``-``;
     true ``-``: 5 predicted ``+``, 25 predicted ``-``.
 
     >>> [round(binary_measure(m, 40, 30, 5, 25), 6)
@@ -253,7 +253,7 @@ def normalize(
 
     Examples
     --------
-    The worked example of Brzezinski et al. (METHOD.md §8):
+    The worked example of Brzezinski et al. (docs/method.md §8):
 
     >>> x, info = normalize("precision", 150, 10, 0.9)
     >>> round(x * 1661), info

@@ -1,4 +1,4 @@
-"""The messages that flow between the stages, and the JSON output records of METHOD.md §10.
+"""The messages that flow between the stages, and the JSON output records of docs/method.md §10.
 
 Every message is a small dataclass of plain Python values, so that it pickles cheaply between
 Flink operators and compares equal in tests. Output records are plain ``dict`` objects built by
@@ -18,11 +18,13 @@ import numpy as np
 SCHEMA_VERSION = 1
 
 Label = Hashable
+Record = dict[str, Any]
+"""An output record (docs/method.md §10): a JSON object built by the functions below."""
 
 
 @dataclass(slots=True)
 class Example:
-    """One labelled example of a stream (METHOD.md §1), before it has a position."""
+    """One labelled example of a stream (docs/method.md §1), before it has a position."""
 
     stream: str
     x: dict[str, Any]
@@ -66,7 +68,7 @@ class FoldBatch:
     labels in order of first appearance (so the majority baseline breaks ties towards the class
     seen first). ``prev_y`` is the stream's previous label (-1 before the first example), which is
     what the persistent baseline predicts. ``lags[i]`` holds the previous labels of example ``i``,
-    most recent first, for the temporally augmented wrapper (METHOD.md §9).
+    most recent first, for the temporally augmented wrapper (docs/method.md §9).
     """
 
     stream: str
@@ -152,7 +154,7 @@ def clean(value: Any) -> Any:
     return value
 
 
-def dumps(record: dict[str, Any]) -> str:
+def dumps(record: Record) -> str:
     """The exact bytes of an output record: compact JSON, fields in construction order.
 
     >>> dumps({"schema": 1, "type": "x", "v": float("nan"), "w": np.float64(0.5)})
@@ -161,7 +163,7 @@ def dumps(record: dict[str, Any]) -> str:
     return json.dumps(clean(record), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def rejected_record(rejected: Rejected) -> dict[str, Any]:
+def rejected_record(rejected: Rejected) -> Record:
     return {
         "schema": SCHEMA_VERSION,
         "type": "rejected",
@@ -174,7 +176,7 @@ def rejected_record(rejected: Rejected) -> dict[str, Any]:
 
 
 def alarm_record(stream: str, position: int, learner: str, fold: int, detector: str,
-                 quantity: str) -> dict[str, Any]:
+                 quantity: str) -> Record:
     return {
         "schema": SCHEMA_VERSION,
         "type": "alarm",
@@ -184,4 +186,20 @@ def alarm_record(stream: str, position: int, learner: str, fold: int, detector: 
         "fold": fold,
         "detector": detector,
         "quantity": quantity,
+    }
+
+
+def summary_record(stream: str, position: int, read: int, rejected: int, wall_time_s: float,
+                   measures: list[Record]) -> Record:
+    """The last record of a bounded stream (docs/method.md §10); both engines build it here."""
+    return {
+        "schema": SCHEMA_VERSION,
+        "type": "summary",
+        "stream": stream or None,  # "" gathers the records that named no stream
+        "position": position,
+        "examples_read": read,
+        "examples_rejected": rejected,
+        "wall_time_s": round(wall_time_s, 3),
+        "examples_per_second": round(position / wall_time_s, 1) if wall_time_s > 0 else None,
+        "measures": measures,
     }

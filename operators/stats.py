@@ -1,8 +1,8 @@
-"""Comparisons of learners across folds (METHOD.md §6, Bifet et al. 2015 §4).
+"""Comparisons of learners across folds (docs/method.md §6, Bifet et al. 2015 §4).
 
 Every function here is pure: it takes the per-fold values that the aggregation step holds at
 one stream position and returns plain Python values (``float``, ``int``, ``bool``, ``list``,
-``dict``) ready for the JSON output records of METHOD.md §10. An undefined number is ``None``,
+``dict``) ready for the JSON output records of docs/method.md §10. An undefined number is ``None``,
 never ``NaN`` and never ``0``.
 
 A per-fold value may itself be ``None`` (the measure is undefined on that fold, for example
@@ -10,7 +10,7 @@ kappa on a window of one class). Such folds are dropped: per learner for :func:`
 pairwise for the paired tests (:func:`wilcoxon`, :func:`sign_test`, :func:`q_statistic`), and
 for every learner at once in :func:`friedman_nemenyi`. A float ``NaN`` is treated like ``None``.
 
-The worked example of METHOD.md §6 (Table 1 of Bifet et al.) is used throughout the examples:
+The worked example of docs/method.md §6 (Table 1 of Bifet et al.) is used throughout the examples:
 
 >>> A = [77.98, 72.26, 76.95, 77.94, 72.23, 76.90, 77.93, 72.37, 76.93, 77.97]
 >>> B = [77.91, 72.27, 76.97, 76.57, 71.63, 75.48, 75.75, 71.33, 74.54, 77.94]
@@ -162,8 +162,8 @@ def wilcoxon(a: Sequence[Value], b: Sequence[Value], alpha: float) -> dict:
 
     Examples
     --------
-    Table 1 of Bifet et al. (METHOD.md §6): rank sums 52 and 3 (METHOD.md prints 53, but ten
-    ranks sum to 55), statistic 3.
+    Table 1 of Bifet et al. (docs/method.md §6): rank sums 52 and 3 (ten ranks sum to 55;
+    a figure of 53 sometimes quoted cannot be right), statistic 3.
 
     >>> A = [77.98, 72.26, 76.95, 77.94, 72.23, 76.90, 77.93, 72.37, 76.93, 77.97]
     >>> B = [77.91, 72.27, 76.97, 76.57, 71.63, 75.48, 75.75, 71.33, 74.54, 77.94]

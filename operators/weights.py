@@ -1,4 +1,4 @@
-"""Fold weights as a pure function of ``(seed, stream, key, fold)`` (METHOD.md §2).
+"""Fold weights as a pure function of ``(seed, stream, key, fold)`` (docs/method.md §2).
 
 A counter-based generator: each weight is computed from a 64-bit hash of its coordinates, so a
 replay after a failure, a rescaled Flink job and the in-process engine draw the very same

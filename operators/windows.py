@@ -1,4 +1,4 @@
-"""Windows over one evaluator's scored examples (METHOD.md §3, §4).
+"""Windows over one evaluator's scored examples (docs/method.md §3, §4).
 
 A window keeps the weighted confusion counts of the examples it covers, together with how many
 of them the two label-only baselines got right, so that ``p0``, ``pc``, ``pm`` and ``pper`` are
@@ -271,7 +271,7 @@ class AdwinWindow(Window):
 
 def make_window(kind: str, *, size: int | None = None, alpha: float | None = None,
                 delta: float | None = None) -> Window:
-    """A fresh window of the configured kind (METHOD.md §4)."""
+    """A fresh window of the configured kind (docs/method.md §4)."""
     if kind == "cumulative":
         return CumulativeWindow()
     if kind == "sliding":

@@ -38,7 +38,7 @@ def _accepts(host: str, port: int, timeout: float = 0.2) -> bool:
 class TansuBroker:
     """Start ``tansu broker`` on a free loopback port; stop it on :meth:`stop` or ``__exit__``.
 
-    ``binary`` defaults to :func:`foldstream.job.deps.ensure_tansu` (downloads on first use).
+    ``binary`` defaults to :func:`foldstream.job.engines.flink.deps.ensure_tansu` (downloads on first use).
     """
 
     def __init__(self, binary: Path | str | None = None, host: str = "127.0.0.1",
@@ -76,7 +76,7 @@ class TansuBroker:
         if self.proc is not None:
             return self
         if self.binary is None:
-            from foldstream.job.deps import ensure_tansu
+            from foldstream.job.engines.flink.deps import ensure_tansu
             self.binary = ensure_tansu()
         fixed_port = self.port is not None
         last_error = ""

@@ -32,7 +32,7 @@ def elec_path() -> Path:
 
 @pytest.fixture(scope="session")
 def kafka_jars():
-    from foldstream.job.deps import ensure_kafka_jars
+    from foldstream.job.engines.flink.deps import ensure_kafka_jars
 
     return ensure_kafka_jars()
 

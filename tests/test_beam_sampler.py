@@ -1,4 +1,4 @@
-"""The Beam state-sampler patch (foldstream.job.beam_sampler) that every Flink operator applies
+"""The Beam state-sampler patch (foldstream.job.engines.flink.beam_sampler) that every Flink operator applies
 in its Python worker: bundles start and stop without a sampling thread to join."""
 
 import threading
@@ -6,7 +6,7 @@ import threading
 from apache_beam.runners.worker import statesampler
 from apache_beam.utils.counters import CounterFactory
 
-from foldstream.job.beam_sampler import skip_state_sampler_thread
+from foldstream.job.engines.flink.beam_sampler import skip_state_sampler_thread
 
 
 def test_a_bundle_starts_and_stops_the_sampler_without_a_thread():

@@ -132,7 +132,7 @@ def test_the_dockerfile_sets_one_python_for_client_and_workers(dockerfile):
     assert executables["executable"] == executables["client.executable"]
     venv = re.search(r"VIRTUAL_ENV=(\S+)", dockerfile).group(1)
     assert executables["executable"] == f"{venv}/bin/python"
-    assert "python -m foldstream.job.deps" in dockerfile and "/opt/flink/lib" in dockerfile
+    assert "python -m foldstream.job.engines.flink.deps" in dockerfile and "/opt/flink/lib" in dockerfile
     assert "classloader.parent-first-patterns.additional=org.apache.kafka." in dockerfile
 
 
@@ -198,7 +198,7 @@ def test_submit_runs_flink_main_with_compose_conf(compose, dockerfile):
     assert "flink run" in line and "--detached" in command
     assert command[command.index("-m") + 1] == "jobmanager:8081"
     python = command[command.index("--python") + 1]
-    assert python.endswith("job/flink_main.py")
+    assert python.endswith("job/engines/flink/main.py")
     assert command[command.index("--") + 1].endswith("conf/compose.yaml")
     for path in (p for p in command if p.startswith(IMAGE_SRC)):  # each one is in the image
         relative = path.removeprefix(IMAGE_SRC)
@@ -234,7 +234,7 @@ def test_submit_script_is_valid_bash():
 
 # --------------------------------------------------------------------------- flink_main
 def test_flink_main_refuses_a_job_without_kafka(capsys):
-    from foldstream.job import flink_main
+    from foldstream.job.engines.flink import main as flink_main
 
     assert flink_main.main([str(ROOT / "conf" / "default.yaml")]) == 2
     err = capsys.readouterr().err
@@ -243,7 +243,7 @@ def test_flink_main_refuses_a_job_without_kafka(capsys):
 
 
 def test_flink_main_reads_the_arguments_after_the_separator():
-    from foldstream.job.flink_main import parse_args
+    from foldstream.job.engines.flink.main import parse_args
 
     args = parse_args(["--", "conf/compose.yaml", "--set", "evaluation.folds=5"])
     assert args.config == "conf/compose.yaml" and args.overrides == ["evaluation.folds=5"]

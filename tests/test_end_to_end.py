@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from foldstream.job.cli import main
-from foldstream.job.schema import validate_record
+from foldstream.job.tools.schema import validate_record
 
 pytestmark = [pytest.mark.kafka, pytest.mark.flink]
 

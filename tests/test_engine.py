@@ -12,7 +12,7 @@ import pytest
 from river import naive_bayes
 
 from foldstream.job.config import load_config
-from foldstream.job.inprocess import StreamStages, evaluate, evaluate_to_list
+from foldstream.job.engines.inprocess import StreamStages, evaluate, evaluate_to_list
 from foldstream.job.plans import make_plans, open_source
 from foldstream.operators.records import dumps
 

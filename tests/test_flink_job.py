@@ -13,7 +13,7 @@ import json
 import pytest
 
 from foldstream.job.config import load_config
-from foldstream.job.inprocess import evaluate_to_list
+from foldstream.job.engines.inprocess import evaluate_to_list
 from foldstream.job.plans import make_plans, open_source
 from foldstream.operators.records import Example, dumps
 
@@ -29,10 +29,10 @@ def comparable(records) -> list[str]:
 
 
 def test_fold_routes_land_where_flink_sends_them():
-    """job/routing.py mirrors Flink's key-group hashing; ask the JVM itself."""
+    """job/engines/flink/routing.py mirrors Flink's key-group hashing; ask the JVM itself."""
     from pyflink.java_gateway import get_gateway
 
-    from foldstream.job.routing import fold_routes, subtask_of
+    from foldstream.job.engines.flink.routing import fold_routes, subtask_of
 
     gateway = get_gateway()
     assign = gateway.jvm.org.apache.flink.runtime.state.KeyGroupRangeAssignment
@@ -55,7 +55,7 @@ def test_fold_routes_land_where_flink_sends_them():
 ])
 def test_flink_at_parallelism_2_writes_the_records_of_the_in_process_engine(elec_path, mode, window,
                                                                            keying):
-    from foldstream.job import flink_job
+    from foldstream.job.engines.flink import job as flink_job
 
     cfg = load_config(None, [
         f"source.path={elec_path}", "source.limit=3000", TWO_LEARNERS, f"evaluation.mode={mode}",
@@ -76,7 +76,7 @@ def test_kafka_in_kafka_out_equals_the_in_process_engine(elec_path, tansu, kafka
     """Electricity produced into a topic, evaluated by the job, read back from the metrics topic."""
     from foldstream.connectors.kafka import create_topics, produce_jsonl, read_topic
     from foldstream.connectors.messages import MessageParser
-    from foldstream.job import flink_job
+    from foldstream.job.engines.flink import job as flink_job
 
     bs = tansu.bootstrap
     create_topics(bs, ["fj-examples", "fj-metrics", "fj-rejected"])
@@ -132,10 +132,10 @@ def test_a_failure_mid_stream_restarts_from_the_checkpoint_with_nothing_lost_or_
     checkpoint (learners, windows and pending batches in keyed state; with unaligned checkpoints
     also the batches in flight) and the records it then delivers equal those of a run that never
     failed: none missing, none twice."""
-    from foldstream.job import flink_job
+    from foldstream.job.engines.flink import job as flink_job
 
     marker = tmp_path / "failed-once"
-    failing = ("learners=[{name: ht, model: foldstream.job.faults.FailOnce, params: {model: "
+    failing = ("learners=[{name: ht, model: foldstream.job.engines.flink.faults.FailOnce, params: {model: "
                "{model: river.tree.HoeffdingTreeClassifier}, after: 1500, "
                f"marker: '{marker}'}}}}, {{name: nb, model: river.naive_bayes.GaussianNB}}]")
     cfg = load_config(None, [

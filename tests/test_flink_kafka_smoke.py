@@ -2,7 +2,7 @@
 
 Runs a real Flink mini-cluster at parallelism 2 with Python workers in separate processes, and
 a real Kafka-protocol broker (Tansu). The jars and the broker binary are fetched on first use
-(``python -m foldstream.job.deps``).
+(``python -m foldstream.job.engines.flink.deps``).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def broker(tansu):
 
 def test_kafka_roundtrip_keyed_parallelism_2(broker, jars):
     from foldstream.connectors.kafka import create_topics, produce_jsonl, read_topic
-    from foldstream.job.flink_env import KEYED_TYPE, kafka_sink, kafka_source, make_env
+    from foldstream.job.engines.flink.env import KEYED_TYPE, kafka_sink, kafka_source, make_env
     from pyflink.common import Row
 
     bs = broker.bootstrap
@@ -86,7 +86,7 @@ def test_kafka_roundtrip_keyed_parallelism_2(broker, jars):
 def test_value_only_datastream_api(broker, jars):
     """The plain DataStream KafkaSource/KafkaSink (value only; the key is lost)."""
     from foldstream.connectors.kafka import create_topics, produce_jsonl, read_topic
-    from foldstream.job.flink_env import kafka_value_sink, kafka_value_source, make_env
+    from foldstream.job.engines.flink.env import kafka_value_sink, kafka_value_source, make_env
     from pyflink.common import Types, WatermarkStrategy
 
     bs = broker.bootstrap
@@ -110,7 +110,7 @@ def test_value_only_datastream_api(broker, jars):
 
 def test_broker_down_fails_fast(jars, free_port):
     from foldstream.connectors.kafka import KafkaUnavailable, check_bootstrap
-    from foldstream.job.flink_env import KEYED_TYPE, kafka_sink, kafka_source, make_env
+    from foldstream.job.engines.flink.env import KEYED_TYPE, kafka_sink, kafka_source, make_env
 
     dead = f"127.0.0.1:{free_port()}"
     t0 = time.monotonic()
@@ -134,7 +134,7 @@ def test_broker_down_fails_fast(jars, free_port):
 
 def test_missing_topic_fails_fast(broker, jars):
     from foldstream.connectors.kafka import KafkaUnavailable
-    from foldstream.job.flink_env import kafka_source, make_env
+    from foldstream.job.engines.flink.env import kafka_source, make_env
 
     env = make_env(1, jars)
     with pytest.raises(KafkaUnavailable, match="no-such-topic"):
@@ -147,7 +147,7 @@ def test_exactly_once_sink_commits_on_tansu(broker, jars):
     read_committed readers, but does not report aborted transactions in fetches, so a failure
     path (abort) cannot be verified against it."""
     from foldstream.connectors.kafka import create_topics, end_offsets, produce_jsonl, read_topic
-    from foldstream.job.flink_env import KEYED_TYPE, kafka_sink, kafka_source, make_env
+    from foldstream.job.engines.flink.env import KEYED_TYPE, kafka_sink, kafka_source, make_env
     from pyflink.common import Row
 
     bs = broker.bootstrap
@@ -170,7 +170,7 @@ def test_exactly_once_sink_commits_on_tansu(broker, jars):
 
 
 def test_exactly_once_needs_checkpointing_and_prefix(jars):
-    from foldstream.job.flink_env import KEYED_TYPE, kafka_sink, make_env
+    from foldstream.job.engines.flink.env import KEYED_TYPE, kafka_sink, make_env
 
     env = make_env(1, jars)
     ds = env.from_collection([("s", "{}")], type_info=KEYED_TYPE)
@@ -185,7 +185,7 @@ def test_exactly_once_needs_checkpointing_and_prefix(jars):
 def test_start_committed_resumes_after_committed_offsets(broker, jars):
     """start: committed resumes where a previous run's checkpoints committed the group offsets."""
     from foldstream.connectors.kafka import create_topics, produce_jsonl, read_topic
-    from foldstream.job.flink_env import KEYED_TYPE, kafka_sink, kafka_source, make_env
+    from foldstream.job.engines.flink.env import KEYED_TYPE, kafka_sink, kafka_source, make_env
     from pyflink.common import Row
 
     bs = broker.bootstrap

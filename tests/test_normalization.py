@@ -1,4 +1,4 @@
-"""Tests of foldstream.operators.normalization (METHOD.md §5 binary measures, §8)."""
+"""Tests of foldstream.operators.normalization (docs/method.md §5 binary measures, §8)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from foldstream.operators.normalization import NORMALIZABLE, binary_measure, nor
 
 
 # ----------------------------------------------------------------------------------------------
-# a straightforward scalar reference, from the definitions of METHOD.md §5
+# a straightforward scalar reference, from the definitions of docs/method.md §5
 # ----------------------------------------------------------------------------------------------
 
 
@@ -92,7 +92,7 @@ def test_table5_of_bifet():
 
 
 def test_table5_kappa_via_pc():
-    # pc = 0.48 in METHOD.md §5
+    # pc = 0.48 in docs/method.md §5
     kappa = binary_measure("kappa", 40, 30, 5, 25)
     assert kappa == pytest.approx((0.65 - 0.48) / (1 - 0.48), abs=1e-15)
 

@@ -11,9 +11,9 @@ from matplotlib.lines import Line2D
 
 from foldstream.job import cli
 from foldstream.job.config import load_config
-from foldstream.job.inprocess import evaluate_to_list
+from foldstream.job.engines.inprocess import evaluate_to_list
 from foldstream.job.plans import make_plans, open_source
-from foldstream.job.plot import (
+from foldstream.job.tools.plot import (
     cd_figure,
     cliques,
     group_by_stream,

@@ -15,9 +15,9 @@ import pytest
 
 from foldstream.job import cli
 from foldstream.job.config import load_config
-from foldstream.job.inprocess import evaluate_to_list
+from foldstream.job.engines.inprocess import evaluate_to_list
 from foldstream.job.plans import make_plans, open_source
-from foldstream.job.schema import (
+from foldstream.job.tools.schema import (
     RecordError,
     RecordReader,
     RecordSource,

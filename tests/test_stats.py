@@ -1,4 +1,4 @@
-"""Tests of foldstream.operators.stats (METHOD.md §6)."""
+"""Tests of foldstream.operators.stats (docs/method.md §6)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from foldstream.operators import stats
 
-# Table 1 of Bifet et al. (METHOD.md §6)
+# Table 1 of Bifet et al. (docs/method.md §6)
 A = [77.98, 72.26, 76.95, 77.94, 72.23, 76.90, 77.93, 72.37, 76.93, 77.97]
 B = [77.91, 72.27, 76.97, 76.57, 71.63, 75.48, 75.75, 71.33, 74.54, 77.94]
 
@@ -69,7 +69,7 @@ def test_wilcoxon_worked_example():
 
 
 def test_wilcoxon_worked_example_rank_sums():
-    # The paper (and METHOD.md §6) say "rank sums 53 and 3", but ten ranks sum to 55: the
+    # The paper (and docs/method.md §6) say "rank sums 53 and 3", but ten ranks sum to 55: the
     # positive ranks of its own Table 1 (4, 7, 5, 8, 9, 6, 10, 3) add up to 52. The statistic,
     # the smaller sum 3, and the exact p-value are what the test vector fixes.
     d = np.subtract(A, B)

@@ -12,10 +12,10 @@ from rich.console import Console
 
 from foldstream.job import cli
 from foldstream.job.config import load_config
-from foldstream.job.inprocess import evaluate_to_list
+from foldstream.job.engines.inprocess import evaluate_to_list
 from foldstream.job.plans import make_plans, open_source
-from foldstream.job.schema import RecordReader
-from foldstream.job.watch import RateMeter, WatchState, verdict
+from foldstream.job.tools.schema import RecordReader
+from foldstream.job.tools.watch import RateMeter, WatchState, verdict
 from foldstream.operators.records import Example
 
 

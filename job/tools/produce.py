@@ -2,7 +2,7 @@
 
 Each example becomes one message keyed by its stream's name, whose value is a flat JSON object
 of the features plus the label under ``source.label`` (and the example's id under
-``source.id_field`` when set): exactly what a ``source.kind: kafka`` job parses (METHOD.md §1,
+``source.id_field`` when set): exactly what a ``source.kind: kafka`` job parses (docs/method.md §1,
 ``connectors/messages.py``). Rows the source rejects are reported, counted and skipped.
 
 Messages are sent in batches for speed, except the last message of every stream, which is sent

@@ -1,7 +1,7 @@
 """The output records as a consumer sees them: their JSON Schema, validation, and reading back.
 
 ``schema/records.schema.json`` (JSON Schema draft 2020-12) describes every record type of
-METHOD.md §10 as the engine writes it, for dashboards and for tests that hold the engine to its
+docs/method.md §10 as the engine writes it, for dashboards and for tests that hold the engine to its
 word. :func:`validate_record` checks one record against it with a message that names the record
 and the offending field.
 
@@ -23,7 +23,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-Record = dict[str, Any]
+from foldstream.operators.records import Record
+
 
 SCHEMA_RESOURCE = "schema/records.schema.json"
 KAFKA_PREFIX = "kafka://"
@@ -36,7 +37,7 @@ class RecordError(ValueError):
 # ----------------------------------------------------------------------------------- schema
 @functools.lru_cache(maxsize=1)
 def _schema_text() -> str:
-    return (resources.files("foldstream.job") / SCHEMA_RESOURCE).read_text(encoding="utf-8")
+    return (resources.files("foldstream.job.tools") / SCHEMA_RESOURCE).read_text(encoding="utf-8")
 
 
 def load_schema() -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Figures of a run: ``foldstream plot METRICS.jsonl`` and :func:`plot_records`.
 
-From the output records of METHOD.md §10 it draws, per stream:
+From the output records of docs/method.md §10 it draws, per stream:
 
 * per measure, the mean over folds of every learner along the stream with the band its folds
   span (min to max), and the drift alarms as ticks in a strip below (``<stream>-<measure>``);
@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from foldstream.job.schema import describe_window, read_records
+from foldstream.job.tools.schema import describe_window, read_records
+from foldstream.operators.records import Record
 
-Record = dict[str, Any]
 
 DEFAULT_MEASURES = ("accuracy", "kappa_m")
 FORMATS = ("png", "svg", "pdf")
@@ -410,7 +410,7 @@ def plot_records(records: Iterable[Record], out_dir: str | os.PathLike[str] = "p
     Parameters
     ----------
     records : iterable of dict
-        Output records (METHOD.md §10), e.g. from :func:`foldstream.job.schema.read_records`.
+        Output records (docs/method.md §10), e.g. from :func:`foldstream.job.tools.schema.read_records`.
     out_dir : path
         The folder; created if missing.
     measures : sequence of str

@@ -7,7 +7,7 @@ Use it like any learner::
 
     learners:
       - name: ht
-        model: foldstream.job.faults.FailOnce
+        model: foldstream.job.engines.flink.faults.FailOnce
         params: {model: {model: river.tree.HoeffdingTreeClassifier}, after: 5000, marker: /tmp/f}
 """
 
@@ -33,7 +33,7 @@ class FailOnce(base.Classifier):
     >>> m.learn_one({"a": 2.0}, "y")
     Traceback (most recent call last):
     ...
-    foldstream.job.faults.InjectedFailure: injected failure after 2 training calls
+    foldstream.job.engines.flink.faults.InjectedFailure: injected failure after 2 training calls
     >>> m.learn_one({"a": 2.0}, "y")  # the marker exists: never again
     """
 

