@@ -16,10 +16,8 @@ import itertools
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-import numpy as np
-
 from foldstream.operators.imports import import_object
-from foldstream.operators.records import Example
+from foldstream.operators.records import Example, Rejected, plain
 
 # river's task names of the generators that have class labels (river.datasets.base).
 _CLASSIFICATION_TASKS = ("Binary classification", "Multi-class classification")
@@ -61,9 +59,60 @@ def iter_generator(model: str, params: Mapping[str, Any] | None, seed: int | Non
     """
     if limit is None or isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
         raise ValueError(f"a generator never ends: `limit` must be an integer >= 0, got {limit!r}")
-    dataset = make_generator(model, params, seed)
-    name = stream or type(dataset).__name__.lower()
-    return _examples(dataset, name, limit)
+    return iter_dataset(make_generator(model, params, seed), limit, stream)
+
+
+def iter_dataset(dataset: Iterable, limit: int | None = None,
+                 stream: str | None = None) -> Iterator[Example | Rejected]:
+    """The examples of a river dataset or generator object, or of any iterable of ``(x, y)``.
+
+    It reads what :func:`iter_generator` builds, and the sources the Python API
+    (``foldstream.evaluate``) is given as objects, so both turn pairs into examples alike.
+
+    Parameters
+    ----------
+    dataset : iterable of (dict, label)
+        E.g. ``river.datasets.synth.SEA(seed=1)``, ``river.datasets.Phishing()``, a list.
+    limit : int, optional
+        Read at most this many items (default: to the end; a synthetic generator never ends).
+    stream : str, optional
+        The stream's name; default :func:`dataset_stream`.
+
+    Yields
+    ------
+    Example or Rejected
+        As :func:`iter_generator` describes; an item that is not a pair of a mapping and a
+        label (``None`` is none) is a :class:`Rejected` record naming it, not an error.
+
+    Raises
+    ------
+    ValueError
+        On a bad ``limit``, or a dataset whose ``task`` is not classification.
+
+    Examples
+    --------
+    >>> items = list(iter_dataset([({"a": 1}, "x"), ({"a": 2}, None)], stream="s"))
+    >>> items[0]
+    Example(stream='s', x={'a': 1}, y='x', key=None, location='s#1')
+    >>> items[1].reason
+    'item 2: the label is None'
+    """
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise ValueError(f"`limit` must be an integer >= 0 or None, got {limit!r}")
+    _check_task(dataset, type(dataset).__name__)
+    return _examples(dataset, stream or dataset_stream(dataset), limit)
+
+
+def dataset_stream(dataset: Iterable) -> str:
+    """The default stream of a dataset object: its class name lower-cased; ``stream`` for a
+    Python container or generator, whose class name says nothing of the data.
+
+    >>> from river.datasets.synth import SEA
+    >>> dataset_stream(SEA()), dataset_stream([]), dataset_stream(x for x in ())
+    ('sea', 'stream', 'stream')
+    """
+    cls = type(dataset)
+    return "stream" if cls.__module__ == "builtins" else cls.__name__.lower()
 
 
 def make_generator(model: str, params: Mapping[str, Any] | None, seed: int | None) -> Iterable:
@@ -78,12 +127,16 @@ def make_generator(model: str, params: Mapping[str, Any] | None, seed: int | Non
         dataset = cls(**kwargs)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"cannot build {model} with params {kwargs!r}: {exc}") from exc
-    task = getattr(dataset, "task", None)
-    if task is not None and task not in _CLASSIFICATION_TASKS:
-        raise ValueError(f"{model} is a {task.lower()} generator; foldstream evaluates classifiers")
+    _check_task(dataset, model)
     if not isinstance(dataset, Iterable):
         raise ValueError(f"{model} did not build an iterable of (x, y) pairs")
     return dataset
+
+
+def _check_task(dataset: Any, name: str) -> None:
+    task = getattr(dataset, "task", None)
+    if isinstance(task, str) and task not in _CLASSIFICATION_TASKS:
+        raise ValueError(f"{name} is a {task.lower()} generator; foldstream evaluates classifiers")
 
 
 def _build_param(name: str, value: Any, seed: int | None, model: str) -> Any:
@@ -115,12 +168,18 @@ def _with_seed(cls: Any, kwargs: dict[str, Any], seed: int | None, model: str) -
     return seeded
 
 
-def _examples(dataset: Iterable, stream: str, limit: int) -> Iterator[Example]:
-    for n, (x, y) in enumerate(itertools.islice(dataset, limit), start=1):
-        features = {str(name): _plain(value) for name, value in x.items()}
-        yield Example(stream, features, _plain(y), location=f"{stream}#{n}")
+def _examples(dataset: Iterable, stream: str, limit: int | None) -> Iterator[Example | Rejected]:
+    for n, item in enumerate(itertools.islice(dataset, limit), start=1):
+        location = f"{stream}#{n}"
+        if not (isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], Mapping)):
+            yield Rejected(stream, f"item {n}: not a pair (x: a mapping of features, y: the label)",
+                           repr(item), location)
+            continue
+        x, y = item
+        if y is None:
+            yield Rejected(stream, f"item {n}: the label is None", repr(item), location)
+            continue
+        # numpy scalars pickle bigger and slower than Python ones and are not JSON serialisable
+        features = {str(name): plain(value) for name, value in x.items()}
+        yield Example(stream, features, plain(y), location=location)
 
-
-def _plain(value: Any) -> Any:
-    # numpy scalars pickle bigger and slower than Python ones and are not JSON serialisable.
-    return value.item() if isinstance(value, np.generic) else value

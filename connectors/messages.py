@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Sequence
 
-from foldstream.connectors.files import _json_type, _Reject, _Schema, _to_example
+from foldstream.connectors.rows import Reject, RowSchema, json_object, json_type, parse_json, to_example
 from foldstream.operators.records import Example, Rejected
 
 
@@ -37,7 +37,7 @@ class MessageParser:
 
     def __init__(self, *, label: str, nominal: Sequence[str] = (), id_field: str | None = None,
                  stream: str | None = None, streams: Collection[str] | None = None):
-        self._schema = _Schema("jsonl", label, id_field, frozenset(nominal))
+        self._schema = RowSchema("jsonl", label, id_field, frozenset(nominal))
         self._stream = stream
         self._streams = frozenset(streams) if streams is not None else None
 
@@ -46,20 +46,18 @@ class MessageParser:
         raw = value.decode("utf-8", "backslashreplace") if isinstance(value, bytes) else (value or "")
         try:
             stream = self._stream_of(key, location)
-        except _Reject as error:
+        except Reject as error:
             return [Rejected(None, str(error), raw, location)]
         try:
             rows = self._rows(value, location)
-        except _Reject as error:
+        except Reject as error:
             return [Rejected(stream, str(error), raw, location)]
         out: list[Example | Rejected] = []
         for i, row in enumerate(rows):
             where = location if len(rows) == 1 else f"{location}[{i}]"
             try:
-                if not isinstance(row, dict):
-                    raise _Reject(f"expected a JSON object, got {_json_type(row)}")
-                out.append(_to_example(row, self._schema, stream, where))
-            except _Reject as error:
+                out.append(to_example(json_object(row), self._schema, stream, where))
+            except Reject as error:
                 text = json.dumps(row, ensure_ascii=False) if len(rows) > 1 else raw
                 out.append(Rejected(stream, f"message {where}: {error}", text, where))
         return out
@@ -69,35 +67,33 @@ class MessageParser:
             try:
                 key = key.decode("utf-8")
             except UnicodeDecodeError:
-                raise _Reject(f"message {location}: the key is not valid UTF-8") from None
+                raise Reject(f"message {location}: the key is not valid UTF-8") from None
         if not key:
             if self._stream is None:
-                raise _Reject(f"message {location} has no key: the key names the stream")
+                raise Reject(f"message {location} has no key: the key names the stream")
             return self._stream
         if self._streams is not None and key not in self._streams:
-            raise _Reject(f"message {location}: unknown stream {key!r} "
+            raise Reject(f"message {location}: unknown stream {key!r} "
                           f"(source.streams: {', '.join(sorted(self._streams))})")
         return key
 
     @staticmethod
     def _rows(value: bytes | str | None, location: str) -> list:
         if value is None:
-            raise _Reject(f"message {location} has no value")
+            raise Reject(f"message {location} has no value")
         try:
             text = value.decode("utf-8") if isinstance(value, bytes) else value
         except UnicodeDecodeError:
-            raise _Reject(f"message {location}: not valid UTF-8") from None
+            raise Reject(f"message {location}: not valid UTF-8") from None
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise _Reject(f"message {location}: malformed JSON ({error.msg} at column {error.colno})") from None
-        except RecursionError:
-            raise _Reject(f"message {location}: malformed JSON (nested too deeply)") from None
+            data = parse_json(text)
+        except Reject as error:
+            raise Reject(f"message {location}: {error}") from None
         if isinstance(data, list):
             if not data:
-                raise _Reject(f"message {location}: an empty array holds no example")
+                raise Reject(f"message {location}: an empty array holds no example")
             return data
         if isinstance(data, dict):
             return [data]
-        raise _Reject(f"message {location}: expected a JSON object or an array of objects, "
-                      f"got {_json_type(data)}")
+        raise Reject(f"message {location}: expected a JSON object or an array of objects, "
+                      f"got {json_type(data)}")

@@ -1,13 +1,16 @@
-"""The ``foldstream`` command line: ``run`` and ``validate``."""
+"""The ``foldstream`` command line: ``run`` and ``validate``, and the tools (``schema``, ``plot``,
+``watch``, ``produce``, ``dashboard``, ``report``). Exit codes: :mod:`foldstream.job.exitcodes`."""
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from typing import Any
 
 from rich.console import Console
 
+from foldstream.job import exitcodes
 from foldstream.job.config import Config, ConfigError, load_config
 
 
@@ -24,6 +27,10 @@ def _parser() -> argparse.ArgumentParser:
                      help="override a key, e.g. --set evaluation.folds=5 (repeatable)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--quiet", action="store_true", help="no progress bar and no summary tables")
+    run.add_argument("--resume", nargs="?", const="latest", default=None, metavar="CHECKPOINT",
+                     help="flink: resume a killed or stopped run from the latest retained "
+                          "checkpoint of this configuration (engine.checkpoint_dir), or from "
+                          "CHECKPOINT (a chk-N folder)")
 
     validate = commands.add_parser("validate", help="check a configuration without running it")
     validate.add_argument("config", nargs="?", help="a YAML configuration (none: the default)")
@@ -66,6 +73,37 @@ def _parser() -> argparse.ArgumentParser:
     produce.add_argument("--limit", type=int, default=None, metavar="N",
                          help="send at most N examples (default: source.limit, or all)")
     produce.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    from foldstream.job.tools import dashboard as dash, report as rep
+    from foldstream.job.tools.dashboard.state import DEFAULT_HISTORY
+
+    dashboard = commands.add_parser(
+        "dashboard", help="a live web page of metrics files or topics (charts, tests, verdicts)")
+    dashboard.add_argument("sources", nargs="+", metavar="SOURCE",
+                           help="a metrics JSON Lines file (may still be growing) or "
+                                "kafka://HOST:PORT/TOPIC; several allowed")
+    dashboard.add_argument("--host", default=dash.DEFAULT_HOST,
+                           help=f"the address to listen on (default: {dash.DEFAULT_HOST}; "
+                                f"0.0.0.0: every interface)")
+    dashboard.add_argument("--port", type=int, default=dash.DEFAULT_PORT,
+                           help=f"the port (default: {dash.DEFAULT_PORT})")
+    dashboard.add_argument("--history", type=int, default=DEFAULT_HISTORY, metavar="N",
+                           help=f"the most points kept per curve; older ones are thinned "
+                                f"(default: {DEFAULT_HISTORY})")
+    dashboard.add_argument("--interval", type=float, default=dash.DEFAULT_INTERVAL,
+                           metavar="SECONDS", help=f"how often to look for new records "
+                                                   f"(default: {dash.DEFAULT_INTERVAL})")
+
+    report = commands.add_parser(
+        "report", help="one self-contained HTML file of a run's records (figures, tables)")
+    report.add_argument("metrics", help="a metrics JSON Lines file (or kafka://HOST:PORT/TOPIC)")
+    report.add_argument("-o", "--out", default=rep.DEFAULT_OUT,
+                        help=f"the HTML file to write (default: {rep.DEFAULT_OUT})")
+    report.add_argument("--measures", default=",".join(rep.DEFAULT_MEASURES),
+                        help=f"comma-separated measures drawn along the stream "
+                             f"(default: {','.join(rep.DEFAULT_MEASURES)})")
+    report.add_argument("--figures", choices=rep.FIGURE_FORMATS, default=rep.FIGURE_FORMATS[0],
+                        help=f"how figures are embedded (default: {rep.FIGURE_FORMATS[0]})")
     return parser
 
 
@@ -80,7 +118,8 @@ def _open_sinks(config: Config):
     return records, JsonLinesSink(sink.dead_letters())
 
 
-def run(config: Config, *, progress: bool = True, tables: bool = True) -> int:
+def run(config: Config, *, progress: bool = True, tables: bool = True,
+        resume: str | None = None) -> int:
     from foldstream.job.engines.inprocess import evaluate
     from foldstream.job.plans import expected_examples, make_plans, open_source
     from foldstream.job.tools.tables import print_summary, progress_bar
@@ -93,6 +132,7 @@ def run(config: Config, *, progress: bool = True, tables: bool = True) -> int:
     flink = config.engine.kind == "flink"
     last_comparisons: dict[str, list[dict[str, Any]]] = {}
     summaries: list[dict[str, Any]] = []
+    interrupted: int | None = None
     records, dead_letters = _open_sinks(config)
     total = expected_examples(config)
 
@@ -108,15 +148,20 @@ def run(config: Config, *, progress: bool = True, tables: bool = True) -> int:
                 kept.append(record)
             elif kind == "summary":
                 summaries.append(record)
-            elif kind == "measures" and flink:  # the job reports positions, not reads
-                update(record["position"])
 
         if flink:
             from foldstream.job.engines.flink import job as flink_job
 
-            flink_job.run(config, emit, dead_letters.write)
+            flink_job.run(config, emit, dead_letters.write, update, resume=resume)
         else:
-            evaluate(make_plans(config), open_source(config), emit, dead_letters.write, update)
+            streams = []
+            if config.source.kind == "file":  # an empty file still gets its summary
+                from foldstream.connectors.files import default_stream
+
+                streams = [config.source.stream or default_stream(config.source.resolved_path())]
+            result = evaluate(make_plans(config), open_source(config), emit, dead_letters.write,
+                              update, streams=streams, stop_on_signals=True)
+            interrupted = result.interrupted
     if tables:
         print_summary(tables_console, summaries, last_comparisons)
         sink = config.sink
@@ -125,12 +170,16 @@ def run(config: Config, *, progress: bool = True, tables: bool = True) -> int:
                  "kafka": f"records: Kafka topic {getattr(sink, 'topic', '')}; rejected records: "}[sink.kind]
         dead = getattr(sink, "dead_letter_topic", None) or sink.dead_letters()
         tables_console.print(f"{where}{dead}")
-    return 0
+    if interrupted is not None:
+        progress_console.print(f"stopped ({signal.Signals(interrupted).name}): the records up "
+                               f"to the last complete report and an interrupted summary are written")
+        return exitcodes.for_signal(interrupted)
+    return exitcodes.OK
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if args.command in ("schema", "plot", "watch", "produce"):  # tools: no run configuration
+    if args.command in ("schema", "plot", "watch", "produce", "dashboard", "report"):  # tools
         from importlib import import_module
 
         return import_module(f"foldstream.job.tools.{args.command}").main(args)
@@ -139,23 +188,29 @@ def main(argv: list[str] | None = None) -> int:
         config = load_config(args.config, args.overrides)
     except ConfigError as error:
         err.print(f"[red]error:[/] {error}", highlight=False)
-        return 2
+        return exitcodes.UNUSABLE
     if args.command == "validate":
         Console().print(f"{args.config or 'the embedded default'}: valid "
                         f"({config.engine.kind} engine, {len(config.learners)} learners, "
                         f"{config.evaluation.mode} with {config.evaluation.folds} folds)")
-        return 0
+        return exitcodes.OK
     from foldstream.connectors.kafka import KafkaUnavailable
     from foldstream.job.engines.flink.deps import DependencyError
 
     try:
-        return run(config, progress=not args.no_progress, tables=not args.quiet)
-    except (KafkaUnavailable, DependencyError) as error:  # a broker down, no Java, no jars
+        if args.resume and config.engine.kind != "flink":
+            raise ConfigError("--resume restores a Flink checkpoint: it needs engine.kind: flink")
+        return run(config, progress=not args.no_progress, tables=not args.quiet,
+                   resume=args.resume)
+    except (ConfigError, KafkaUnavailable, DependencyError) as error:
+        # a configuration that cannot run (Flink: an input too large to ship), a broker down,
+        # no Java, no jars
         err.print(f"[red]error:[/] {error}", highlight=False)
-        return 2
-    except KeyboardInterrupt:
-        err.print("stopped (Ctrl-C)")
-        return 130
+        return exitcodes.UNUSABLE
+    except KeyboardInterrupt as stop:
+        # the Flink engine's Interrupted says which signal (Ctrl-C or SIGTERM) and its exit code
+        err.print(f"stopped ({'Ctrl-C' if str(stop) in ('', 'SIGINT') else stop})")
+        return getattr(stop, "exit_code", exitcodes.INTERRUPTED)
 
 
 if __name__ == "__main__":

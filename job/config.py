@@ -12,10 +12,16 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, \
+    model_validator
 
+from foldstream.operators.evaluator import REPORT_EVERY
 from foldstream.operators.measures import MEASURES
-from foldstream.operators.normalization import NORMALIZABLE
+from foldstream.operators.normalization import MAX_MATRICES, NORMALIZABLE
+from foldstream.operators.sequential import V_MIN
+from foldstream.operators.records import DEAD_LETTER_MAX_BYTES
+from foldstream.operators.windows import ADWIN_DELTA, FADING_ALPHA, PARAMETER_CHECKS, WindowSpec, \
+    check_alpha, check_delta
 
 PACKAGE_PREFIX = "package://"
 
@@ -44,8 +50,22 @@ class FileSource(_Strict):
 
     @model_validator(mode="after")
     def _exists(self) -> "FileSource":
-        if not self.resolved_path().is_file():
+        path = self.resolved_path()
+        if path.is_dir():
+            raise ValueError(f"source.path: {self.path} is a directory, not a file")
+        if not path.is_file():
             raise ValueError(f"source.path: no such file: {self.path}")
+        from foldstream.connectors.files import MissingColumn, check_header
+
+        # The header is read now, so that a label that is not a column fails at start.
+        try:
+            check_header(path, label=self.label, nominal=self.nominal, id_field=self.id_field,
+                         fmt=self.format)
+        except MissingColumn as error:
+            key = {"id": "id_field"}.get(error.role, error.role)
+            raise ValueError(f"source.{key}: {error}") from None
+        except (ValueError, OSError) as error:
+            raise ValueError(f"source.path: {error}") from None
         return self
 
 
@@ -82,23 +102,25 @@ Source = Annotated[Union[FileSource, GeneratorSource, KafkaSource], Field(discri
 # -------------------------------------------------------------------------------- evaluation
 class WindowConfig(_Strict):
     kind: Literal["cumulative", "sliding", "fading", "adwin"] = "adwin"
-    size: int | None = Field(None, ge=1, description="sliding: the number of examples")
-    alpha: float | None = Field(None, gt=0, le=1, description="fading: the factor")
-    delta: float | None = Field(None, gt=0, lt=1, description="adwin: the confidence")
+    size: int | None = Field(None, description="sliding: the number of examples")
+    alpha: float | None = Field(None, description="fading: the factor")
+    delta: float | None = Field(None, description="adwin: the confidence")
+
+    @field_validator("size", "alpha", "delta")
+    @classmethod
+    def _in_range(cls, value: Any, info: ValidationInfo) -> Any:
+        """Each parameter's range is the window's own (operators/windows.py), named by its key."""
+        return None if value is None else PARAMETER_CHECKS[info.field_name](value)
 
     @model_validator(mode="after")
     def _parameters(self) -> "WindowConfig":
-        wanted = {"sliding": "size", "fading": "alpha", "adwin": "delta", "cumulative": None}[self.kind]
-        for name in ("size", "alpha", "delta"):
-            if name != wanted and getattr(self, name) is not None:
-                raise ValueError(f"{name} does not apply to a window of kind {self.kind}")
-        defaults = {"size": 1000, "alpha": 0.999, "delta": 0.002}
-        if wanted and getattr(self, wanted) is None:
-            object.__setattr__(self, wanted, defaults[wanted])
+        for name, value in self.spec().items()[1:]:  # the kind's parameter, its default filled in
+            object.__setattr__(self, name, value)
         return self
 
-    def as_items(self) -> tuple[tuple[str, Any], ...]:
-        return tuple((k, v) for k, v in self.model_dump().items() if v is not None)
+    def spec(self) -> WindowSpec:
+        """The evaluators' window; a parameter of another kind is a ValueError."""
+        return WindowSpec(self.kind, self.size, self.alpha, self.delta)
 
 
 class PageHinkleyConfig(_Strict):
@@ -114,8 +136,23 @@ class PageHinkleyConfig(_Strict):
 class AlarmsConfig(_Strict):
     page_hinkley: PageHinkleyConfig | None = Field(default_factory=PageHinkleyConfig)
     adwin: bool = Field(True, description="ADWIN's own alarms (the window's ADWIN when it has one)")
-    adwin_delta: float = Field(0.002, gt=0, lt=1)
+    adwin_delta: float = ADWIN_DELTA
+
+    _delta = field_validator("adwin_delta")(check_delta)
     quantity: Literal["loss"] = "loss"
+
+
+class VerdictsConfig(_Strict):
+    """Live verdicts (docs/method.md §12): a confidence sequence per pair of learners."""
+
+    enabled: bool = Field(True, description="a `sequential` object on the accuracy comparisons "
+                                             "and a `verdict` record when a pair's verdict changes")
+    correction: Literal["bonferroni", "none"] = Field(
+        "bonferroni", description="bonferroni: each pair gets evaluation.alpha / the number of "
+                                  "pairs; none: evaluation.alpha per pair")
+    v_min: float = Field(V_MIN, gt=0, allow_inf_nan=False,
+                         description="m: below this variance the boundary stays at u(m), so no "
+                                     "verdict comes from the first handful of examples")
 
 
 class EvaluationConfig(_Strict):
@@ -125,16 +162,23 @@ class EvaluationConfig(_Strict):
     seed: int = 1
     fold_choice: Literal["random", "round_robin"] = "random"
     window: WindowConfig = Field(default_factory=WindowConfig)
-    report_every: int = Field(1000, ge=1)
+    report_every: int = Field(REPORT_EVERY, ge=1)
     alpha: float = Field(0.05, gt=0, lt=1)
     compare: list[str] = Field(default_factory=lambda: ["accuracy", "kappa_m"])
     positive_class: str | int | bool | None = Field(
-        None, description="positive class of precision, recall, f1 (default: the first seen)")
+        None, description="positive class of precision, recall, f1 (default: the first seen); "
+                          "a label equal to it, else one whose text YAML reads as it: 1 finds "
+                          "the CSV label \"1\" and \"1\" the JSON label 1, true finds "
+                          "\"true\", \"True\" or \"yes\"")
     normalize: list[str] = Field(default_factory=list,
                                  description=f"measures to normalise (Brzezinski): {', '.join(NORMALIZABLE)}")
-    max_matrices: int = Field(40_000, ge=4, description="normalisation: enumerate at most this many matrices")
-    q_fading: float = Field(0.999, gt=0, le=1, description="fading factor of the Q statistic")
+    max_matrices: int = Field(MAX_MATRICES, ge=4, description="normalisation: enumerate at most this many matrices")
+    q_fading: float = Field(FADING_ALPHA, description="fading factor of the Q statistic")
     alarms: AlarmsConfig = Field(default_factory=AlarmsConfig)
+    verdicts: VerdictsConfig = Field(default_factory=VerdictsConfig,
+                                     description="live verdicts (docs/method.md §12)")
+
+    _fading = field_validator("q_fading")(check_alpha)
 
     @field_validator("compare")
     @classmethod
@@ -170,15 +214,12 @@ class LearnerConfig(_Strict):
 
     @model_validator(mode="after")
     def _builds(self) -> "LearnerConfig":
-        from foldstream.operators.learners import build_model
+        from foldstream.operators.learners import build_model, check_classifier
 
         try:
-            model = build_model(self.model, self.params, self.args)
+            check_classifier(build_model(self.model, self.params, self.args))
         except ValueError as error:
             raise ValueError(f"model {self.model}: {error}") from None
-        for method in ("predict_one", "learn_one", "clone"):
-            if not callable(getattr(model, method, None)):
-                raise ValueError(f"{self.model} has no {method}(): not a river classifier")
         return self
 
 
@@ -187,6 +228,8 @@ class FileSink(_Strict):
     kind: Literal["file"] = "file"
     path: str = "out/metrics.jsonl"
     dead_letter_path: str | None = Field(None, description="default: <path stem>.rejected.jsonl")
+    dead_letter_max_bytes: int = Field(DEAD_LETTER_MAX_BYTES, ge=1, description="the most bytes "
+                                       "of a rejected input kept in its rejected record")
 
     def dead_letters(self) -> Path:
         if self.dead_letter_path:
@@ -194,10 +237,20 @@ class FileSink(_Strict):
         path = Path(self.path)
         return path.with_name(path.name.split(".")[0] + ".rejected.jsonl")
 
+    @model_validator(mode="after")
+    def _writable(self) -> "FileSink":
+        for key, path in (("sink.path", Path(self.path)),
+                          ("sink.dead_letter_path", self.dead_letters())):
+            if path.is_dir():
+                raise ValueError(f"{key}: {path} is a directory; give a file name")
+        return self
+
 
 class StdoutSink(_Strict):
     kind: Literal["stdout"]
     dead_letter_path: str = "rejected.jsonl"
+    dead_letter_max_bytes: int = Field(DEAD_LETTER_MAX_BYTES, ge=1, description="the most bytes "
+                                       "of a rejected input kept in its rejected record")
 
     def dead_letters(self) -> Path:
         return Path(self.dead_letter_path)
@@ -208,12 +261,37 @@ class KafkaSink(_Strict):
     bootstrap_servers: str = "localhost:9092"
     topic: str = "metrics"
     dead_letter_topic: str = "metrics-rejected"
+    dead_letter_max_bytes: int = Field(DEAD_LETTER_MAX_BYTES, ge=1, description="the most bytes "
+                                       "of a rejected input kept in its rejected record")
     delivery_guarantee: Literal["at-least-once", "exactly-once"] = Field(
         "at-least-once", description="exactly-once: Kafka transactions committed at checkpoints; "
                                      "readers must use read_committed")
     properties: dict[str, str | int | float | bool] = Field(
         default_factory=dict, description="Kafka producer properties (security.protocol, "
                                           "sasl.*, linger.ms, ...)")
+
+    @model_validator(mode="after")
+    def _dead_letters_fit(self) -> "KafkaSink":
+        """A dead letter must fit in one produce request, or writing it would fail the job
+        (issue: a 1 MB message killed a bounded run). Its record keeps at most
+        ``dead_letter_max_bytes`` of the input, which JSON may escape to 6 bytes each
+        (``\\u0000``), plus :data:`DEAD_LETTER_OVERHEAD` for the other fields."""
+        limit = int(self.properties.get("max.request.size", KAFKA_MAX_REQUEST_BYTES))
+        most = (limit - DEAD_LETTER_OVERHEAD) // 6
+        if self.dead_letter_max_bytes > most:
+            raise ValueError(
+                f"sink.dead_letter_max_bytes: {self.dead_letter_max_bytes} could make a dead "
+                f"letter larger than the producer's max.request.size ({limit} bytes); at most "
+                f"{most} (or raise sink.properties.max.request.size)")
+        return self
+
+
+#: The default of ``engine.checkpoint_dir``.
+CHECKPOINT_ROOT = "~/.cache/foldstream/checkpoints"
+#: Kafka's producer default ``max.request.size``: the largest message a Kafka sink can write.
+KAFKA_MAX_REQUEST_BYTES = 1 << 20
+#: Room left in a dead letter for its fields other than the input's prefix (reason, location).
+DEAD_LETTER_OVERHEAD = 1 << 16
 
 
 Sink = Annotated[Union[FileSink, StdoutSink, KafkaSink], Field(discriminator="kind")]
@@ -228,6 +306,10 @@ class EngineConfig(_Strict):
     checkpoint_interval_ms: int | None = Field(
         None, ge=100, description="flink: checkpoint interval; default 10000 for an unbounded "
                                   "Kafka source, off otherwise")
+    checkpoint_dir: str | None = Field(
+        None, description="flink: where checkpoints are kept, one folder per configuration, "
+                          "for `foldstream run --resume` (default ~/.cache/foldstream/"
+                          "checkpoints); retained after a crash or a stop")
     unaligned_checkpoints: bool = Field(
         True, description="flink: checkpoint barriers overtake the batches queued between "
                           "operators (which the checkpoint then holds), so a job behind its "
@@ -286,6 +368,35 @@ class Config(_Strict):
             raise ValueError("sink.delivery_guarantee: exactly-once needs checkpoints: "
                              "set engine.checkpoint_interval_ms or use an unbounded Kafka source")
         return self
+
+    @property
+    def checkpoint_dir(self) -> Path | None:
+        """Where the checkpoints of this configuration are kept (and retained after a crash, for
+        ``--resume``): a folder named by :meth:`run_key` under ``engine.checkpoint_dir``
+        (default :data:`CHECKPOINT_ROOT`). ``None`` (Flink keeps them in memory, for its own
+        restarts) when the run takes no checkpoints, or has a bounded input and no
+        ``engine.checkpoint_dir``."""
+        live = self.source.kind == "kafka" and not self.source.bounded
+        if self.checkpoint_interval_ms is None or not (live or self.engine.checkpoint_dir):
+            return None
+        root = Path(self.engine.checkpoint_dir or CHECKPOINT_ROOT).expanduser()
+        return root.resolve() / self.run_key()
+
+    def run_key(self) -> str:
+        """A name for what this configuration evaluates (source, sink, evaluation, learners;
+        not the engine, whose settings a resumed run may change): the folder of its checkpoints.
+
+        >>> a = load_config(None, ["engine.parallelism=4"])
+        >>> a.run_key() == load_config(None, []).run_key() != load_config(None, ["evaluation.folds=3"]).run_key()
+        True
+        """
+        import hashlib
+
+        # the keys set, not every default: a version of foldstream that adds a key with a
+        # default still finds the checkpoints of a configuration written before
+        what = self.model_dump_json(include={"source", "sink", "evaluation", "learners"},
+                                    exclude_defaults=True)
+        return hashlib.sha256(what.encode()).hexdigest()[:16]
 
     @property
     def checkpoint_interval_ms(self) -> int | None:
@@ -351,6 +462,9 @@ def format_errors(error: ValidationError) -> str:
     for item in error.errors():
         key = ".".join(str(p) for p in item["loc"] if not str(p).startswith(("function-", "tagged-union")))
         message = item["msg"].removeprefix("Value error, ")
+        if key and message.startswith(key.split(".")[0] + "."):  # it names its key already
+            lines.append(f"  {message}")
+            continue
         lines.append(f"  {key or '(top level)'}: {message}")
     return "\n".join(lines)
 
@@ -382,7 +496,8 @@ _SECTIONS = (
     ("source (kind: file)", FileSource), ("source (kind: generator)", GeneratorSource),
     ("source (kind: kafka)", KafkaSource), ("evaluation", EvaluationConfig),
     ("evaluation.window", WindowConfig), ("evaluation.alarms", AlarmsConfig),
-    ("evaluation.alarms.page_hinkley", PageHinkleyConfig), ("learners[]", LearnerConfig),
+    ("evaluation.alarms.page_hinkley", PageHinkleyConfig),
+    ("evaluation.verdicts", VerdictsConfig), ("learners[]", LearnerConfig),
     ("sink (kind: file)", FileSink), ("sink (kind: stdout)", StdoutSink),
     ("sink (kind: kafka)", KafkaSink), ("engine", EngineConfig),
 )

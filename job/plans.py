@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from foldstream.job.config import Config
-from foldstream.operators.aggregator import AggregationPlan, Aggregator
+from foldstream.operators.aggregator import AggregationPlan, Aggregator, VerdictPlan
 from foldstream.operators.evaluator import EvalPlan, FoldEvaluator
 from foldstream.operators.fanout import Batcher, FanOut, FanOutPlan
 from foldstream.operators.learners import LearnerSpec, LearnerTask
-from foldstream.operators.records import Example, Rejected
+from foldstream.operators.records import DEAD_LETTER_MAX_BYTES, Example, Rejected
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,7 @@ class Plans:
     aggregation: AggregationPlan
     prequential: bool
     batch_size: int
+    dead_letter_max_bytes: int = DEAD_LETTER_MAX_BYTES  # sink.dead_letter_max_bytes
 
     @property
     def folds(self) -> int:
@@ -48,14 +49,17 @@ class Plans:
 def make_plans(config: Config) -> Plans:
     ev = config.evaluation
     names = tuple(learner.name for learner in config.learners)
-    window = ev.window.as_items()
+    window = ev.window.spec()
     ph = ev.alarms.page_hinkley
     fanout = FanOutPlan(mode=ev.mode, folds=ev.folds, seed=ev.seed, fold_choice=ev.fold_choice,
                         lags=max(learner.lags for learner in config.learners))
     return Plans(
         fanout=fanout,
         learners=tuple(
-            LearnerSpec(l.name, l.model, dict(l.params), list(l.args), l.lags) for l in config.learners
+            # The Python API's learners may carry a model object (foldstream.job.api.ObjectLearner)
+            LearnerSpec(l.name, l.model, dict(l.params), list(l.args), l.lags,
+                        getattr(l, "prototype", None))
+            for l in config.learners
         ),
         evaluation=EvalPlan(
             learners=names,
@@ -68,19 +72,23 @@ def make_plans(config: Config) -> Plans:
             positive=ev.positive_class,
             normalize=tuple(ev.normalize),
             max_matrices=ev.max_matrices,
+            losses=ev.verdicts.enabled,
         ),
         aggregation=AggregationPlan(
             learners=names,
             folds=fanout.k,
             mode=ev.mode,
             prequential=ev.prequential,
-            window=window,
+            window=window.items(),
             compare=tuple(ev.compare),
             alpha=ev.alpha,
             alarm_quantity=ev.alarms.quantity,
+            verdicts=VerdictPlan(ev.verdicts.correction, ev.verdicts.v_min)
+            if ev.verdicts.enabled else None,
         ),
         prequential=ev.prequential,
         batch_size=config.engine.batch_size,
+        dead_letter_max_bytes=config.sink.dead_letter_max_bytes,
     )
 
 

@@ -1,10 +1,31 @@
 """The aggregator: one per stream, it turns the k fold reports of a position into output records.
 
 It waits until every fold has reported a position, then emits, in a fixed order that depends
-on nothing but the reports: the alarms raised since the previous report (sorted), one
+on nothing but the reports: the alarms raised since the previous report (sorted), the
+``learner_error`` records of the learner replicas quarantined since then (sorted), one
 ``measures`` record per learner, one ``comparison`` record per pair of learners and compared
-measure, and, for three or more learners, one ``ranking`` record per compared measure
-(docs/method.md §6, §10).
+measure, the ``verdict`` records of the pairs whose live verdict changed at this position (pair
+order, as the comparisons), and, for three or more learners, one ``ranking`` record per compared
+measure (docs/method.md §6, §10, §12).
+
+Live verdicts (docs/method.md §12)
+----------------------------------
+The confidence sequence of a pair needs, for every scored example ``t`` in order, the
+fold-averaged loss difference ``d_t = (1/k) sum_f (loss_A,f,t - loss_B,f,t)``. Its variance
+process ``V_n = sum_t (d_t - m_{t-1})^2`` squares the *fold average*, so it is not additive
+across folds: k per-fold running sums (of losses, of squared differences) cannot be combined
+into ``V_n`` afterwards, and no per-fold summary short of the examples themselves gives it.
+The evaluators therefore send, with each report, the per-example 0/1 losses since their
+previous report (:class:`~foldstream.operators.records.FoldLosses`: one packed bit per example
+and learner, plus the fold's scored flags, 125 bytes per 1,000 examples). Every fold reports at
+the same positions, so the k blocks of one report cover the same examples ``previous + 1 ..
+position`` and line up by index; the aggregator checks that they start where its previous
+report ended. It aligns them into (k, T) arrays, forms the exact integer numerators
+``D_t = k d_t`` (a fold that did not score ``t`` adds 0; an example no fold scored is left out),
+and feeds them in position order to the pair's
+:class:`~foldstream.operators.sequential.PairSequence`, whose state is bit-for-bit independent
+of how the sequence is cut. Memory: O(report_every) bits per fold while a report is in flight,
+O(1) per pair and stream for good.
 """
 
 from __future__ import annotations
@@ -12,8 +33,52 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from foldstream.operators import stats
-from foldstream.operators.records import SCHEMA_VERSION, FoldReport, alarm_record, pair_key
+from foldstream.operators.records import (
+    FoldReport,
+    alarm_record,
+    learner_error_record,
+    new_record,
+    pair_key,
+    unpack_bits,
+    verdict_record,
+)
+from foldstream.operators.sequential import (
+    UNDECIDED,
+    PairSequence,
+    SequentialResult,
+    fold_differences,
+)
+
+VERDICT_MEASURE = "accuracy"
+"""The measure whose loss the live verdicts compare (the 0/1 loss): its ``comparison`` records
+carry the ``sequential`` object, and every ``verdict`` record names it."""
+
+
+@dataclass(frozen=True)
+class VerdictPlan:
+    """Live verdicts are on (docs/method.md §12): how ``alpha`` is shared, and ``v_min``.
+
+    ``correction`` is ``"bonferroni"`` (each of the ``P`` pairs gets ``alpha / P``, so the chance
+    of any false verdict in the run stays below ``alpha``) or ``"none"`` (``alpha`` per pair).
+
+    >>> plans = VerdictPlan("bonferroni", 100.0), VerdictPlan("none", 100.0)
+    >>> [plan.pair_alpha(0.05, 3) for plan in plans]
+    [0.016666666666666666, 0.05]
+    """
+
+    correction: str
+    v_min: float
+
+    def pair_alpha(self, alpha: float, pairs: int) -> float:
+        """``alpha_v``, the level of each pair's confidence sequence."""
+        if self.correction == "bonferroni":
+            return alpha / max(pairs, 1)
+        if self.correction == "none":
+            return alpha
+        raise ValueError(f"unknown correction {self.correction!r}; choose bonferroni or none")
 
 
 @dataclass(frozen=True)
@@ -28,6 +93,13 @@ class AggregationPlan:
     compare: tuple[str, ...] = ("accuracy", "kappa_m")
     alpha: float = 0.05
     alarm_quantity: str = "loss"
+    verdicts: VerdictPlan | None = None  # None: no live verdicts
+
+    @property
+    def pairs(self) -> list[tuple[str, str]]:
+        """Every pair (a, b) of learners, a before b in configuration order."""
+        names = self.learners
+        return [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
 
 
 class Aggregator:
@@ -44,6 +116,11 @@ class Aggregator:
         self._ended: set[int] = set()  # folds that have seen the end of a bounded input
         self.finished = False
         self.last_measures: dict[str, dict[str, Any]] = {}
+        # live verdicts: O(1) per pair, and the position the sequences have reached
+        self._sequences = {pair: PairSequence(plan.folds) for pair in plan.pairs} \
+            if plan.verdicts is not None else {}
+        self._verdicts = {pair: UNDECIDED for pair in self._sequences}
+        self._position = 0
 
     def final_measures(self) -> list[dict[str, Any]]:
         """The last ``measures`` record of each learner, in configuration order."""
@@ -80,7 +157,10 @@ class Aggregator:
             alarm_record(self.stream, pos, learner, fold, detector, plan.alarm_quantity)
             for pos, _, fold, detector, learner in alarms
         ]
-        head = {"schema": SCHEMA_VERSION, "stream": self.stream, "position": position}
+        errors = sorted((pos, order[learner], r.fold, phase, error, learner)
+                        for r in folds for pos, learner, phase, error in r.errors)
+        records += [learner_error_record(self.stream, pos, learner, fold, error, phase)
+                    for pos, _, fold, phase, error, learner in errors]
         per_fold = {
             name: {m: [r.learners[name]["values"][m] for r in folds]
                    for m in folds[0].learners[name]["values"]}
@@ -91,53 +171,88 @@ class Aggregator:
             for measure, fold_values in per_fold[name].items():
                 mean, std = stats.mean_std(fold_values)
                 values[measure] = {"mean": mean, "std": std, "folds": fold_values}
-            record = {
-                **head,
-                "type": "measures",
-                "learner": name,
-                "mode": plan.mode,
-                "prequential": plan.prequential,
-                "folds": plan.folds,
-                "window": dict(plan.window),
-                "window_size": [r.learners[name]["window_size"] for r in folds],
-                "values": values,
-            }
+            record = new_record(
+                "measures", self.stream, position,
+                learner=name,
+                mode=plan.mode,
+                prequential=plan.prequential,
+                folds=plan.folds,
+                window=dict(plan.window),
+                window_size=[r.learners[name]["window_size"] for r in folds],
+                values=values,
+            )
             if folds[0].normalization:
                 record["normalization"] = {
                     key: [r.normalization[name][key] for r in folds]
                     for key in ("positives", "negatives", "scaled")
                 }
-            record = self._ordered(record)
             records.append(record)
             self.last_measures[name] = record
-        for i, a in enumerate(plan.learners):
-            for b in plan.learners[i + 1:]:
-                pair = [r.pairs[pair_key(a, b)] for r in folds]
-                mcnemar = stats.mcnemar([p["a"] for p in pair], [p["b"] for p in pair], plan.alpha)
-                q = stats.q_statistic([p["loss_a"] for p in pair], [p["loss_b"] for p in pair])
-                for measure in plan.compare:
-                    va, vb = per_fold[a][measure], per_fold[b][measure]
-                    records.append({
-                        **head,
-                        "type": "comparison",
-                        "measure": measure,
-                        "a": a,
-                        "b": b,
-                        "alpha": plan.alpha,
-                        "wilcoxon": stats.wilcoxon(va, vb, plan.alpha),
-                        "sign": stats.sign_test(va, vb, plan.alpha),
-                        "mcnemar": mcnemar,
-                        "q": q,
-                    })
+        sequential = self._advance_sequences(position, folds) if self._sequences else {}
+        for a, b in plan.pairs:
+            pair = [r.pairs[pair_key(a, b)] for r in folds]
+            mcnemar = stats.mcnemar([p["a"] for p in pair], [p["b"] for p in pair], plan.alpha)
+            q = stats.q_statistic([p["loss_a"] for p in pair], [p["loss_b"] for p in pair])
+            for measure in plan.compare:
+                va, vb = per_fold[a][measure], per_fold[b][measure]
+                record = new_record(
+                    "comparison", self.stream, position,
+                    measure=measure,
+                    a=a,
+                    b=b,
+                    alpha=plan.alpha,
+                    wilcoxon=stats.wilcoxon(va, vb, plan.alpha),
+                    sign=stats.sign_test(va, vb, plan.alpha),
+                    mcnemar=mcnemar,
+                    q=q,
+                )
+                if measure == VERDICT_MEASURE and sequential:
+                    record["sequential"] = sequential[a, b].as_record()
+                records.append(record)
+        for (a, b), result in sequential.items():
+            previous = self._verdicts[a, b]
+            if result.verdict != previous:
+                self._verdicts[a, b] = result.verdict
+                records.append(verdict_record(
+                    self.stream, position, a, b, VERDICT_MEASURE, result.verdict, previous,
+                    result.lower, result.upper, result.n, result.alpha))
         if len(plan.learners) >= 3:
             for measure in plan.compare:
                 ranking = stats.friedman_nemenyi(
                     [per_fold[name][measure] for name in plan.learners], plan.learners, plan.alpha)
-                records.append({**head, "type": "ranking", "measure": measure, **ranking})
-        return [self._ordered(r) for r in records]
+                records.append(new_record("ranking", self.stream, position, measure=measure,
+                                           **ranking))
+        return records
 
-    @staticmethod
-    def _ordered(record: dict[str, Any]) -> dict[str, Any]:
-        """schema, type, stream and position lead every record, the rest in construction order."""
-        front = {k: record[k] for k in ("schema", "type", "stream", "position") if k in record}
-        return {**front, **{k: v for k, v in record.items() if k not in front}}
+    def _advance_sequences(self, position: int, folds: list[FoldReport]
+                           ) -> dict[tuple[str, str], SequentialResult]:
+        """Feed the examples since the previous report to every pair's sequence (see the module
+        docstring); return each pair's state at this position, in pair order."""
+        plan, k = self.plan, self.plan.folds
+        count = position - self._position
+        blocks = [r.losses for r in folds]
+        for r, block in zip(folds, blocks):
+            if block is None:
+                raise ValueError(f"stream {self.stream!r}, position {position}: the report of fold "
+                                 f"{r.fold} carries no losses, but live verdicts are on "
+                                 "(the evaluators need EvalPlan(losses=True))")
+            if block.start != self._position:
+                raise ValueError(f"stream {self.stream!r}, position {position}: the losses of fold "
+                                 f"{r.fold} start after position {block.start}, the previous "
+                                 f"report was at {self._position}")
+        scored = np.stack([unpack_bits(block.scored, count) for block in blocks])
+        scored_per_fold = scored.sum(axis=1)
+        losses: dict[str, np.ndarray] = {}
+        for name in plan.learners:
+            table = np.zeros((k, count), dtype=np.int8)
+            for f, block in enumerate(blocks):
+                table[f, scored[f]] = unpack_bits(block.losses[name], int(scored_per_fold[f]))
+            losses[name] = table
+        alpha = plan.verdicts.pair_alpha(plan.alpha, len(self._sequences))
+        results = {}
+        for (a, b), sequence in self._sequences.items():
+            numerators, mask = fold_differences(losses[a], losses[b], scored, k)
+            sequence.extend_numerators(numerators[mask])
+            results[a, b] = sequence.result(alpha, plan.verdicts.v_min)
+        self._position = position
+        return results

@@ -5,7 +5,9 @@ learner for each batch of the fold, in any order across learners, and scores the
 example. Keeping all learners of a fold together is what lets it count, per example, where
 learner A was wrong and B right (McNemar) over the same examples. At every reporting position
 (each ``report_every`` examples of the stream, and the end of a bounded input) it emits a
-:class:`FoldReport`.
+:class:`FoldReport`. With live verdicts on (``EvalPlan.losses``) the report also carries every
+learner's per-example 0/1 losses since the previous report, packed, for the aggregator's
+confidence sequences (docs/method.md §12; why there, not here: :mod:`.aggregator`).
 """
 
 from __future__ import annotations
@@ -18,8 +20,11 @@ from typing import Any, Hashable
 from river.drift import ADWIN, PageHinkley
 
 from foldstream.operators import measures, normalization
-from foldstream.operators.records import FoldReport, PredictionBatch, pair_key
-from foldstream.operators.windows import Window, make_window
+from foldstream.operators.records import FoldLosses, FoldReport, PredictionBatch, pair_key, pack_bits
+from foldstream.operators.windows import ADWIN_DELTA, FADING_ALPHA, Window, WindowSpec
+
+REPORT_EVERY = 1000
+"""Default reporting interval: the folds report every this many examples of a stream."""
 
 
 @dataclass(frozen=True)
@@ -27,20 +32,64 @@ class EvalPlan:
     """What an evaluator needs to know of the configuration (picklable, hashable)."""
 
     learners: tuple[str, ...]
-    window: tuple[tuple[str, Any], ...] = (("kind", "adwin"), ("delta", 0.002))
-    report_every: int = 1000
+    window: WindowSpec = WindowSpec()
+    report_every: int = REPORT_EVERY
     page_hinkley: tuple[tuple[str, Any], ...] | None = (("mode", "up"),)
     adwin_alarms: bool = True
-    adwin_delta: float = 0.002  # for the alarm detector when the window is not ADWIN's own
-    q_fading: float = 0.999
-    positive: Hashable | None = None  # None: the class seen first
+    adwin_delta: float = ADWIN_DELTA  # for the alarm detector when the window is not ADWIN's own
+    q_fading: float = FADING_ALPHA
+    positive: Hashable | None = None  # None: the class seen first; see positive_code
     normalize: tuple[str, ...] = ()
-    max_matrices: int = 40_000
+    max_matrices: int = normalization.MAX_MATRICES
     pair_window_cap: int = 65_536  # McNemar over an ADWIN window: at most this many examples
+    losses: bool = False  # reports carry the per-example losses (live verdicts, docs/method.md §12)
 
-    @property
-    def window_spec(self) -> dict[str, Any]:
-        return dict(self.window)
+
+#: The text forms YAML (1.1, as PyYAML reads a configuration) takes for true and false.
+_YAML_BOOLS = {**dict.fromkeys("yes Yes YES true True TRUE on On ON".split(), True),
+               **dict.fromkeys("no No NO false False FALSE off Off OFF".split(), False)}
+
+
+def _as_yaml_reads_it(label: Hashable) -> tuple[type, Hashable]:
+    """A label as YAML would read its text: ``"1"`` -> 1, ``"yes"`` -> True; tagged with its type
+    so that True and 1, equal in Python, stay apart."""
+    if isinstance(label, str):
+        text = label.strip()
+        if text in _YAML_BOOLS:
+            label = _YAML_BOOLS[text]
+        elif text.isascii() and (text[1:] if text[:1] in ("+", "-") else text).isdigit():
+            label = int(text)
+        else:
+            label = text
+    return type(label), label
+
+
+def positive_code(classes: list[Hashable], positive: Hashable | None) -> int:
+    """The code of ``evaluation.positive_class`` among the stream's ``classes`` (-1: not seen).
+
+    ``None`` is the class seen first (code 0). Otherwise a label equal to ``positive``, else the
+    first label whose text reads, as YAML reads a configuration, as ``positive`` does: labels are
+    text in CSV and ARFF files but typed in JSON (files, Kafka) and generators, and YAML types
+    the configuration's value, so ``positive_class: 1`` must find the CSV label ``"1"`` and
+    ``positive_class: "1"`` the JSON label ``1``; ``true`` (``yes``, ``on``) finds ``"true"``,
+    ``"True"`` or ``"yes"``.
+
+    >>> positive_code(["0", "1"], 1), positive_code([0, 1], "1"), positive_code(["no", "yes"], True)
+    (1, 1, 1)
+    >>> positive_code(["b", "a"], None), positive_code(["b", "a"], "a"), positive_code(["0", "1"], 2)
+    (0, 1, -1)
+    >>> positive_code(["1", "True"], True)  # True == 1 in Python, not in a text file
+    1
+    """
+    if positive is None:
+        return 0
+    if positive in classes:
+        return classes.index(positive)
+    wanted = _as_yaml_reads_it(positive)
+    for code, label in enumerate(classes):
+        if _as_yaml_reads_it(label) == wanted:
+            return code
+    return -1
 
 
 class _PairCounts:
@@ -111,26 +160,29 @@ class FoldEvaluator:
         self.stream = stream
         self.fold = fold
         self.plan = plan
-        spec = plan.window_spec
-        self._kind = spec["kind"]
+        spec = plan.window
+        self._kind = spec.kind
         self._learners: dict[str, _LearnerState] = {}
         for name in plan.learners:
-            window = make_window(self._kind, size=spec.get("size"), alpha=spec.get("alpha"),
-                                 delta=spec.get("delta"))
+            window = spec.make()
             ph = PageHinkley(**dict(plan.page_hinkley)) if plan.page_hinkley is not None else None
             alarm_adwin = ADWIN(delta=plan.adwin_delta) if plan.adwin_alarms and self._kind != "adwin" else None
             self._learners[name] = _LearnerState(window, ph, alarm_adwin)
         self._pairs = {
-            pair_key(a, b): (a, b, _PairCounts(self._kind, spec.get("alpha") or 1.0, plan.pair_window_cap))
+            pair_key(a, b): (a, b, _PairCounts(self._kind, spec.alpha or 1.0, plan.pair_window_cap))
             for a, b in combinations(plan.learners, 2)
         }
         self._pending: dict[int, dict[str, PredictionBatch]] = {}
         self._next_seq = 0
         self._alarms: list[tuple[int, str, str]] = []
+        self._errors: list[tuple[int, str, str, str]] = []  # quarantined learners, for the report
         self._classes: list[Hashable] = []
         self._n_classes = 0  # classes of the stream seen up to the current position
         self._reported = 0  # the position of the last snapshot
         self.position = 0
+        # Live verdicts: the scored flags and each learner's losses since the last snapshot.
+        self._scored_since: list[bool] = []
+        self._losses_since: dict[str, list[bool]] = {name: [] for name in plan.learners}
 
     # ---------------------------------------------------------------------------------------
     def add(self, batch: PredictionBatch) -> list[FoldReport]:
@@ -176,6 +228,10 @@ class FoldEvaluator:
         alarms = self._alarms
         for name, state in self._learners.items():
             y_pred = batches[name].y_pred
+            error = batches[name].error
+            if error is not None and start + i0 < error[0] <= start + i1:
+                # With the report that covers the example where it raised, whatever the batches.
+                self._errors.append((error[0], name, error[1], error[2]))
             window = state.window
             update = window.update
             own_adwin = self._kind == "adwin" and self.plan.adwin_alarms
@@ -204,6 +260,10 @@ class FoldEvaluator:
                         alarms.append((start + i + 1, name, "page_hinkley"))
             state.faded_loss = loss_sum
             state.wrong, state.sizes = wrong, sizes
+            if self.plan.losses:
+                self._losses_since[name].extend(wrong)
+        if self.plan.losses:
+            self._scored_since.extend(scored[i0:i1])
         for a, b, counts in self._pairs.values():
             sa, sb = self._learners[a], self._learners[b]
             for j, (wa, wb) in enumerate(zip(sa.wrong, sb.wrong)):
@@ -212,8 +272,7 @@ class FoldEvaluator:
 
     def _snapshot(self, final: bool) -> FoldReport:
         classes = self._classes[: self._n_classes]
-        positive = self.plan.positive
-        pos_code = 0 if positive is None else (classes.index(positive) if positive in classes else -1)
+        pos_code = positive_code(classes, self.plan.positive)
         learners: dict[str, dict[str, Any]] = {}
         norm: dict[str, dict[str, Any]] = {}
         for name, state in self._learners.items():
@@ -228,9 +287,16 @@ class FoldEvaluator:
                   "loss_b": self._learners[b].faded_loss}
             for key, (a, b, c) in self._pairs.items()
         }
+        losses = None
+        if self.plan.losses:
+            losses = FoldLosses(self._reported, pack_bits(self._scored_since),
+                                {name: pack_bits(lost) for name, lost in self._losses_since.items()})
+            self._scored_since = []
+            self._losses_since = {name: [] for name in self._losses_since}
         report = FoldReport(self.stream, self.fold, self.position, final, learners, pairs,
-                            self._alarms, norm)
+                            self._alarms, norm, losses, self._errors)
         self._alarms = []
+        self._errors = []
         self._reported = self.position
         return report
 

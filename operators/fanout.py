@@ -7,17 +7,49 @@ fan-out of one stream ran in two subtasks) and the in-process engine a dict of t
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
 
-from foldstream.operators.records import Example, ExampleBatch, FoldBatch, Label
+from foldstream.operators.records import Example, ExampleBatch, FoldBatch, Label, Rejected
 from foldstream.operators.weights import fold_weights
+
+
+class LabelClash(ValueError):
+    """An example whose label is a value already seen in this stream as another type.
+
+    ``1`` and ``"1"``, or ``True`` and ``1`` (equal in Python), would be one class to some
+    stages and two to others; the type seen first in the stream decides, and an example with the
+    other type is rejected (it gets no position). :meth:`rejected` is its dead-letter message.
+    """
+
+    def __init__(self, message: str, example: Example):
+        super().__init__(message)
+        self.example = example
+
+    def rejected(self) -> Rejected:
+        e = self.example
+        raw = json.dumps({"x": e.x, "y": e.y}, ensure_ascii=False, default=str)
+        return Rejected(e.stream, str(self), raw, e.location)
 
 
 class Batcher:
     """Gives each accepted example of a stream its position and groups them into batches.
+
+    An example whose label clashes in type with one seen before raises :class:`LabelClash`
+    and is not counted:
+
+    >>> b = Batcher("s", batch_size=10)
+    >>> _ = b.add(Example("s", {}, 1))
+    >>> try:
+    ...     b.add(Example("s", {}, True))
+    ... except LabelClash as clash:
+    ...     print(clash)
+    label True (bool) is the label 1 (int) of an earlier example as another type; this stream's labels keep the first type seen (int)
+    >>> b.position
+    1
 
     >>> b = Batcher("s", batch_size=2)
     >>> [len(x) for x in b.add(Example("s", {}, 1))], [x.start for x in b.add(Example("s", {}, 0))]
@@ -36,8 +68,27 @@ class Batcher:
         self._keys: list[int | str] = []
         self._xs: list[dict] = []
         self._ys: list[Label] = []
+        # label, and its text, -> (type, label) of the first one seen: True == 1 as keys, and
+        # 1 and "1" have one text, so either lookup finds a value seen as another type.
+        self._label_types: dict[Label, tuple[type, Label]] = {}
+
+    def _check_label(self, example: Example) -> None:
+        label, kind = example.y, type(example.y)
+        keys = (label, str(label))
+        for key in keys:
+            first = self._label_types.get(key)
+            if first is not None and first[0] is not kind:
+                raise LabelClash(
+                    f"label {label!r} ({kind.__name__}) is the label {first[1]!r} "
+                    f"({first[0].__name__}) of an earlier example as another type; this "
+                    f"stream's labels keep the first type seen ({first[0].__name__})", example)
+        for key in keys:
+            self._label_types.setdefault(key, (kind, label))
 
     def add(self, example: Example) -> list[ExampleBatch]:
+        first = self._label_types.get(example.y)
+        if first is None or first[0] is not type(example.y):  # a new label, or a clash
+            self._check_label(example)
         self.position += 1
         self._keys.append(self.position if example.key is None else example.key)
         self._xs.append(example.x)
@@ -45,6 +96,11 @@ class Batcher:
         if len(self._ys) >= self.batch_size:
             return [self._emit(final=False)]
         return []
+
+    @property
+    def pending(self) -> int:
+        """Examples given a position but not yet emitted in a batch."""
+        return len(self._ys)
 
     def flush(self, final: bool = False) -> list[ExampleBatch]:
         """Emit what is pending (a timer, or the end of a bounded input when ``final``)."""

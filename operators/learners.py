@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from foldstream.operators.imports import import_object
-from foldstream.operators.records import FoldBatch, Label, PredictionBatch
+from foldstream.operators.records import FoldBatch, Label, PredictionBatch, error_text
 
 
 def build_model(model: str, params: dict[str, Any] | None = None, args: list[Any] | None = None):
@@ -28,12 +28,43 @@ def build_model(model: str, params: dict[str, Any] | None = None, args: list[Any
         return value
 
     factory = import_object(model)
+    check_params(factory, params or {})
     built_args = [build(a) for a in args or []]
     built_params = {k: build(v) for k, v in (params or {}).items()}
     try:
         return factory(*built_args, **built_params)
     except TypeError as error:
         raise ValueError(f"cannot build {model} with these parameters: {error}") from None
+
+
+def check_params(factory: Any, params: dict[str, Any]) -> None:
+    """Refuse a parameter whose type cannot be what the constructor's default says.
+
+    river builds most models without checking their parameters, so ``grace_period: abc``
+    would only fail at the first example. The rule: a parameter whose default is a number
+    takes no text and no boolean; one whose default is a boolean takes no text.
+
+    >>> from river.tree import HoeffdingTreeClassifier
+    >>> check_params(HoeffdingTreeClassifier, {"grace_period": "abc"})
+    Traceback (most recent call last):
+    ValueError: params.grace_period: expected a number (its default is 200), got 'abc'
+    """
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return
+    for name, value in params.items():
+        parameter = signature.parameters.get(name)
+        default = None if parameter is None else parameter.default
+        if isinstance(default, bool):
+            wrong, expected = isinstance(value, str), "true or false"
+        elif isinstance(default, (int, float)):
+            wrong, expected = isinstance(value, (str, bool)), "a number"
+        else:
+            continue
+        if wrong:
+            raise ValueError(f"params.{name}: expected {expected} (its default is {default!r}), "
+                             f"got {value!r}")
 
 
 def takes_weight(model: Any) -> bool:
@@ -55,23 +86,66 @@ def lag_features(lags: tuple[Label, ...]) -> dict[str, float]:
     return {f"y_lag{i}={label}": 1.0 for i, label in enumerate(lags, start=1)}
 
 
+def check_classifier(model: Any) -> None:
+    """Raise ``ValueError`` unless ``model`` has what a learner task calls: ``predict_one``,
+    ``learn_one`` and ``clone``.
+
+    >>> check_classifier(object())
+    Traceback (most recent call last):
+    ValueError: object has no predict_one(): not a river classifier
+    """
+    for method in ("predict_one", "learn_one", "clone"):
+        if not callable(getattr(model, method, None)):
+            raise ValueError(f"{type(model).__name__} has no {method}(): not a river classifier")
+    from river.utils.inspect import isclassifier, isregressor
+
+    if isregressor(model) and not isclassifier(model):
+        raise ValueError(f"{type(model).__name__} is a regressor: it predicts numbers, and "
+                         f"foldstream evaluates classifiers")
+
+
 @dataclass
 class LearnerSpec:
-    """A learner under test, as configured (picklable)."""
+    """A learner under test, as configured (picklable).
+
+    ``prototype`` is a model object given in Python (``foldstream.evaluate``), which YAML
+    cannot express: every task then trains its own ``prototype.clone()`` and the object itself
+    is never trained; ``model`` only names its class. It pickles with the spec (Flink state),
+    so its class must be importable where the tasks run.
+
+    >>> from river.naive_bayes import GaussianNB
+    >>> prototype = GaussianNB()
+    >>> spec = LearnerSpec("nb", "river.naive_bayes.GaussianNB", prototype=prototype)
+    >>> model = spec.build()
+    >>> model is prototype, type(model).__name__
+    (False, 'GaussianNB')
+    """
 
     name: str
     model: str
     params: dict[str, Any] = field(default_factory=dict)
     args: list[Any] = field(default_factory=list)
     lags: int = 0  # previous labels added as features (docs/method.md §9); 0: no wrapper
+    prototype: Any = None  # a model object to clone instead of building ``model``
 
     def build(self):
         # A fresh clone: never a shared or pre-trained instance.
+        if self.prototype is not None:
+            return self.prototype.clone()
         return build_model(self.model, self.params, self.args).clone()
 
 
 class LearnerTask:
     """One (learner, fold) replica: predicts then trains on the fold's batches.
+
+    A replica whose ``predict_one`` or ``learn_one`` raises is quarantined, not fatal: the
+    exception is kept in :attr:`failed` and carried once, on the batch where it happened, as
+    :attr:`PredictionBatch.error <foldstream.operators.records.PredictionBatch>` (the aggregator
+    writes it as a ``learner_error`` record with the report that covers its position). From that
+    example on, the replica neither predicts nor learns: its predictions are none (-1), which
+    score as wrong, like a learner that is not ready. Scoring and pairing stay as they were (the
+    same examples are scored), so the comparisons with the other learners remain paired; the
+    example where ``learn_one`` raised keeps the prediction already made.
 
     >>> from foldstream.operators.fanout import FanOut, FanOutPlan
     >>> from foldstream.operators.records import ExampleBatch
@@ -87,6 +161,7 @@ class LearnerTask:
         self.prequential = prequential
         self.model = spec.build()
         self._weighted = takes_weight(self.model)
+        self.failed: tuple[int, str, str] | None = None  # (position, phase, error) once it raised
 
     def process(self, batch: FoldBatch) -> PredictionBatch:
         model, prequential, weighted = self.model, self.prequential, self._weighted
@@ -95,22 +170,35 @@ class LearnerTask:
         n_lags = self.spec.lags
         y_pred: list[int] = []
         scored: list[bool] = []
+        error: tuple[int, str, str] | None = None
+        healthy = self.failed is None
         for i, (x, w) in enumerate(zip(batch.xs, batch.weights)):
-            if lags is not None:
+            if lags is not None and healthy:
                 x = {**x, **lag_features(lags[i][:n_lags])}
-            if prequential or w == 0:
-                # A prediction of None (learner not ready) or of an unknown label scores as wrong.
-                y_pred.append(codes.get(model.predict_one(x), -1))
-                scored.append(True)
-            else:
-                y_pred.append(-1)
-                scored.append(False)
-            if w > 0:
-                label = batch.classes[batch.y[i]]
-                if weighted:
-                    model.learn_one(x, label, w=w)
+            phase = "predict"
+            try:
+                if prequential or w == 0:
+                    # A prediction of None (learner not ready) or of an unknown label scores as
+                    # wrong; so does every prediction of a quarantined replica.
+                    y_pred.append(codes.get(model.predict_one(x), -1) if healthy else -1)
+                    scored.append(True)
                 else:
-                    for _ in range(w):
-                        model.learn_one(x, label)
+                    y_pred.append(-1)
+                    scored.append(False)
+                if w > 0 and healthy:
+                    phase = "learn"
+                    label = batch.classes[batch.y[i]]
+                    if weighted:
+                        model.learn_one(x, label, w=w)
+                    else:
+                        for _ in range(w):
+                            model.learn_one(x, label)
+            except Exception as exc:  # noqa: BLE001 - any learner bug: quarantine the replica
+                if phase == "predict":
+                    y_pred.append(-1)
+                    scored.append(True)
+                error = self.failed = (batch.start + i + 1, phase, error_text(exc))
+                healthy = False
         return PredictionBatch(batch.stream, batch.fold, self.spec.name, batch.seq, batch.start,
-                               batch.y, batch.prev_y, y_pred, scored, batch.classes, batch.final)
+                               batch.y, batch.prev_y, y_pred, scored, batch.classes, batch.final,
+                               error)

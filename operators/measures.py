@@ -3,12 +3,19 @@
 Everything is read off one weighted confusion matrix (rows: true class, columns: predicted
 class) plus the weights the two baselines got right in the same window. A measure whose
 denominator is 0 is undefined and comes back as ``None``.
+
+The formulas that :func:`foldstream.operators.normalization.binary_measure` evaluates too (for a
+whole grid of binary matrices at once) are written once, below: they take plain floats, as
+:func:`compute` gives them, or numpy arrays. A ratio comes back as a numerator and a
+denominator, and the caller says what a denominator of 0 means (``None`` here, ``NaN`` on a
+grid). Kappa and MCC are the exception: on a grid they are computed in the cells' closed form,
+see :func:`~foldstream.operators.normalization.binary_measure`.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Hashable, Sequence
+from typing import Any, Hashable, Sequence
 
 from foldstream.operators.windows import Counts
 
@@ -31,6 +38,35 @@ MEASURES = (
 )
 
 
+# --------------------------------------------------------------------------- the formulas, once
+# Each takes floats or numpy arrays (``Any`` below: either) and only adds, multiplies and
+# divides, so an array gives, element by element, the very float a scalar gives.
+
+
+def f1_terms(tp: Any, fp: Any, fn: Any) -> tuple[Any, Any]:
+    """F1 of the positive class as ``(numerator, denominator)``: ``2 tp / (2 tp + fp + fn)``.
+
+    >>> f1_terms(40.0, 5.0, 30.0)
+    (80.0, 115.0)
+    """
+    return 2 * tp, 2 * tp + fp + fn
+
+
+def geometric_mean(values: Sequence[Any]) -> Any:
+    """``(v_1 * ... * v_m) ** (1 / m)``: the G-mean of per-class recalls.
+
+    >>> round(geometric_mean([0.25, 1.0]), 12)
+    0.5
+    """
+    return math.prod(values) ** (1.0 / len(values))
+
+
+def arithmetic_mean(values: Sequence[Any]) -> Any:
+    """``(v_1 + ... + v_m) / m``: the balanced accuracy of per-class recalls."""
+    return sum(values) / len(values)
+
+
+# ------------------------------------------------------------------------------ one window
 def _ratio(num: float, den: float) -> float | None:
     return num / den if den else None
 
@@ -99,8 +135,8 @@ def compute(counts: Counts, classes: Sequence[Hashable], positive: int = 0) -> d
     recalls = [diag[c] / rows[c] if rows[c] > 0 else None for c in range(n_classes)]
     present = [r for r in recalls if r is not None]
     if present:
-        arithmetic = sum(present) / len(present)
-        geometric = math.prod(present) ** (1.0 / len(present))
+        arithmetic = arithmetic_mean(present)
+        geometric = geometric_mean(present)
         harmonic = 0.0 if min(present) == 0.0 else len(present) / sum(1.0 / r for r in present)
     else:
         arithmetic = geometric = harmonic = None
@@ -110,7 +146,7 @@ def compute(counts: Counts, classes: Sequence[Hashable], positive: int = 0) -> d
             tp = diag[positive]
             precision = _ratio(tp, cols[positive])
             recall = _ratio(tp, rows[positive])
-            f1 = _ratio(2 * tp, 2 * tp + (cols[positive] - tp) + (rows[positive] - tp))
+            f1 = _ratio(*f1_terms(tp, cols[positive] - tp, rows[positive] - tp))
         else:
             precision = recall = f1 = None
     else:

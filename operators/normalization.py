@@ -28,7 +28,9 @@ import math
 
 import numpy as np
 
-__all__ = ["NORMALIZABLE", "binary_measure", "normalize", "scale_counts"]
+from foldstream.operators import measures
+
+__all__ = ["NORMALIZABLE", "MAX_MATRICES", "binary_measure", "normalize", "scale_counts"]
 
 #: The binary measures :func:`binary_measure` computes and :func:`normalize` accepts. Measures
 #: that need more than the confusion matrix (``kappa_m``, ``kappa_per``, ``kappa_plus``: they
@@ -43,6 +45,9 @@ NORMALIZABLE = (
     "geometric_mean",
     "balanced_accuracy",
 )
+
+MAX_MATRICES = 40_000
+"""Default largest grid of confusion matrices a normalisation enumerates (``evaluation.max_matrices``)."""
 
 #: Grid values within this distance of the value being normalised count as equal to it, so
 #: that the same fraction computed by two formulas (rounding differently) is counted alike.
@@ -61,7 +66,9 @@ def binary_measure(name: str, tp, fn, fp, tn):
 
     The matrix has rows = true class, the positive class first: ``tp`` true positives (true +,
     predicted +), ``fn`` false negatives (true +, predicted -), ``fp`` false positives (true -,
-    predicted +), ``tn`` true negatives. Counts may be weighted (non-integer).
+    predicted +), ``tn`` true negatives. Counts may be weighted (non-integer). The formulas are
+    those of :mod:`foldstream.operators.measures` (the same code), on the matrix's row and
+    column totals; the table gives them in the four cells.
 
     ===================== ===================================================================
     name                  definition
@@ -102,31 +109,38 @@ def binary_measure(name: str, tp, fn, fp, tn):
     array([ nan, 0.5 , 0.75])
     """
     scalar = all(np.ndim(c) == 0 for c in (tp, fn, fp, tn))
-    tp, fn, fp, tn = np.broadcast_arrays(*(np.asarray(c, dtype=float) for c in (tp, fn, fp, tn)))
-    if name == "accuracy":
-        out = _div(tp + tn, tp + fn + fp + tn)
-    elif name == "precision":
-        out = _div(tp, tp + fp)
-    elif name == "recall":
-        out = _div(tp, tp + fn)
-    elif name == "f1":
-        out = _div(2.0 * tp, 2.0 * tp + fp + fn)
-    elif name == "kappa":
-        out = _div(2.0 * (tp * tn - fn * fp), (tp + fp) * (fp + tn) + (tp + fn) * (fn + tn))
-    elif name == "mcc":
-        with np.errstate(invalid="ignore"):
-            den = np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
-        out = _div(tp * tn - fp * fn, den)
-    elif name == "geometric_mean":
-        with np.errstate(invalid="ignore"):
-            out = np.sqrt(_div(tp, tp + fn) * _div(tn, tn + fp))
-    elif name == "balanced_accuracy":
-        out = (_div(tp, tp + fn) + _div(tn, tn + fp)) / 2.0
-    else:
-        raise ValueError(f"unknown or non-normalisable binary measure {name!r}; "
-                         f"expected one of {', '.join(NORMALIZABLE)}")
+    # at least 1-d: numpy's array arithmetic for scalars too (its ** 0.5 is np.sqrt, a scalar's is pow)
+    tp, fn, fp, tn = np.broadcast_arrays(*(np.atleast_1d(np.asarray(c, dtype=float))
+                                           for c in (tp, fn, fp, tn)))
+    n, correct = tp + fn + fp + tn, tp + tn
+    rows, cols = (tp + fn, fp + tn), (tp + fp, fn + tn)  # true +, true -; predicted +, predicted -
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if name == "accuracy":
+            out = _div(correct, n)
+        elif name == "precision":
+            out = _div(tp, cols[0])
+        elif name == "recall":
+            out = _div(tp, rows[0])
+        elif name == "f1":
+            out = _div(*measures.f1_terms(tp, fp, fn))
+        elif name == "kappa":
+            # The 2x2 closed form of measures.compute's (p0 - pc) / (1 - pc): on integer counts
+            # its numerator and denominator are exact, so equal kappas are equal floats
+            # (p0 - pc cancels: up to 1e-7 off near pc = 1, far beyond _TOLERANCE).
+            out = _div(2.0 * (tp * tn - fn * fp), cols[0] * rows[1] + rows[0] * cols[1])
+        elif name == "mcc":
+            # The 2x2 closed form of measures.compute's, exact on integer counts and without
+            # n^2 - sum(totals^2), which cancels on weighted counts of an unbalanced window.
+            out = _div(tp * tn - fp * fn, np.sqrt(cols[0] * rows[0] * rows[1] * cols[1]))
+        elif name == "geometric_mean":
+            out = measures.geometric_mean([_div(tp, rows[0]), _div(tn, rows[1])])
+        elif name == "balanced_accuracy":
+            out = measures.arithmetic_mean([_div(tp, rows[0]), _div(tn, rows[1])])
+        else:
+            raise ValueError(f"unknown or non-normalisable binary measure {name!r}; "
+                             f"expected one of {', '.join(NORMALIZABLE)}")
     if scalar:
-        return float(out)
+        return float(out[0])
     return out
 
 
@@ -223,7 +237,7 @@ def normalize(
     positives: int,
     negatives: int,
     value: float | None,
-    max_matrices: int = 40_000,
+    max_matrices: int = MAX_MATRICES,
 ) -> tuple[float | None, dict]:
     """Normalise a binary measure's value by its distribution over all confusion matrices.
 
@@ -241,7 +255,7 @@ def normalize(
         The class totals ``P`` and ``N`` of the window the value was measured on.
     value : float or None
         The measured value; ``None`` (or ``NaN``: undefined) gives ``None``.
-    max_matrices : int, default 40_000
+    max_matrices : int, default MAX_MATRICES
         The largest grid to enumerate.
 
     Returns

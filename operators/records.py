@@ -8,6 +8,7 @@ bytes.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import dataclass, field
@@ -92,7 +93,9 @@ class PredictionBatch:
     """One learner's predictions on a :class:`FoldBatch`: class codes, -1 for none or unknown.
 
     ``scored[i]`` says whether the fold scores example ``i`` (always in prequential mode; only the
-    examples it does not train on in holdout mode).
+    examples it does not train on in holdout mode). ``error`` is set on the one batch where the
+    learner replica raised: ``(position, phase, "Type: message")`` (see
+    :class:`~foldstream.operators.learners.LearnerTask`).
     """
 
     stream: str
@@ -106,9 +109,54 @@ class PredictionBatch:
     scored: list[bool]
     classes: list[Label]
     final: bool = False
+    error: tuple[int, str, str] | None = None
 
     def __len__(self) -> int:
         return len(self.y)
+
+
+@dataclass(slots=True)
+class FoldLosses:
+    """One fold's per-example 0/1 losses since its previous report, packed (docs/method.md §12).
+
+    The examples are those at positions ``start + 1 .. position`` of the report that carries
+    it, in position order: every fold of a stream reports at the same positions, so the k folds'
+    blocks of one report cover the same examples and line up by index. ``scored`` has one bit
+    per example (whether the fold scored it: always in prequential mode, the examples it did
+    not train on in holdout mode); ``losses[learner]`` one bit per *scored* example, in order
+    (1: the prediction was wrong). Bits are packed by :func:`pack_bits` into ``bytes``, so a
+    report of 1,000 examples carries 125 bytes per learner, pickles cheaply between Flink
+    operators, and the dataclass still compares equal in tests (numpy arrays would not).
+
+    >>> block = FoldLosses(0, pack_bits([True, False, True]), {"a": pack_bits([True, False])})
+    >>> unpack_bits(block.scored, 3).tolist(), unpack_bits(block.losses["a"], 2).tolist()
+    ([True, False, True], [True, False])
+    """
+
+    start: int
+    scored: bytes
+    losses: dict[str, bytes]
+
+
+def pack_bits(bits: Any) -> bytes:
+    """A sequence of booleans as packed bytes (most significant bit first, zero-padded).
+
+    >>> pack_bits([True] * 9)
+    b'\\xff\\x80'
+    """
+    return np.packbits(np.asarray(bits, dtype=bool)).tobytes()
+
+
+def unpack_bits(data: bytes, count: int) -> np.ndarray:
+    """The first ``count`` bits of :func:`pack_bits` output, as a bool array.
+
+    >>> unpack_bits(b"\\xff\\x80", 9).tolist() == [True] * 9
+    True
+    """
+    bits = np.unpackbits(np.frombuffer(data, dtype=np.uint8), count=count)
+    if bits.size != count:
+        raise ValueError(f"{len(data)} packed bytes hold fewer than {count} bits")
+    return bits.astype(bool)
 
 
 @dataclass(slots=True)
@@ -117,7 +165,10 @@ class FoldReport:
 
     ``learners[name]`` holds ``{"values": {measure: float | None}, "window_size": int}``;
     ``pairs["a|b"]`` holds the McNemar counts and the fading-factor losses of the Q statistic;
-    ``alarms`` the alarms raised since the previous report, as ``(position, learner, detector)``.
+    ``alarms`` the alarms raised since the previous report, as ``(position, learner, detector)``;
+    ``losses`` the per-example losses since the previous report when live verdicts are on
+    (:class:`FoldLosses`), else ``None``; ``errors`` the learner replicas quarantined since the
+    previous report, as ``(position, learner, phase, error)``.
     """
 
     stream: str
@@ -128,6 +179,8 @@ class FoldReport:
     pairs: dict[str, dict[str, float]]
     alarms: list[tuple[int, str, str]] = field(default_factory=list)
     normalization: dict[str, dict[str, Any]] = field(default_factory=dict)
+    losses: FoldLosses | None = None
+    errors: list[tuple[int, str, str, str]] = field(default_factory=list)
 
 
 def pair_key(a: str, b: str) -> str:
@@ -136,6 +189,18 @@ def pair_key(a: str, b: str) -> str:
 
 # --------------------------------------------------------------------------------------------
 # JSON output
+
+
+def plain(value: Any) -> Any:
+    """A numpy scalar as the matching Python scalar; anything else unchanged (NaN stays NaN).
+
+    Python scalars pickle smaller and faster and are JSON serialisable; unlike :func:`clean`
+    this keeps every value, NaN and infinity included, and does not descend into containers.
+
+    >>> plain(np.float64(0.5)), plain(np.str_("up")), plain(float("nan"))
+    (0.5, 'up', nan)
+    """
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def clean(value: Any) -> Any:
@@ -163,43 +228,130 @@ def dumps(record: Record) -> str:
     return json.dumps(clean(record), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def rejected_record(rejected: Rejected) -> Record:
-    return {
-        "schema": SCHEMA_VERSION,
-        "type": "rejected",
-        "stream": rejected.stream,
-        "position": rejected.position,
-        "reason": rejected.reason,
-        "location": rejected.location,
-        "record": rejected.raw,
-    }
+DEAD_LETTER_MAX_BYTES = 4096
+"""The most bytes (UTF-8) of a rejected input kept in its ``rejected`` record; the default of
+``sink.dead_letter_max_bytes``. A stream may send a line of any size: the record keeps a bounded
+prefix and the length and SHA-256 of the whole, so that a dead-letter file stays small and the
+input can still be identified."""
+
+
+def utf8_prefix(text: str, max_bytes: int) -> tuple[str, int, bool]:
+    """The longest prefix of ``text`` of at most ``max_bytes`` UTF-8 bytes, cut between characters.
+
+    Returns ``(prefix, bytes of the whole text, whether it was cut)``.
+
+    >>> utf8_prefix("héllo", 2)
+    ('h', 6, True)
+    >>> utf8_prefix("abc", 10)
+    ('abc', 3, False)
+    """
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= max_bytes:
+        return text, len(data), False
+    return data[:max_bytes].decode("utf-8", "ignore"), len(data), True
+
+
+def error_text(error: BaseException, max_chars: int = 500) -> str:
+    """``"Type: message"`` of an exception, at most ``max_chars`` characters (for records).
+
+    >>> error_text(ValueError("x" * 10), max_chars=14)
+    'ValueError: x…'
+    """
+    text = f"{type(error).__name__}: {error}"
+    return text if len(text) <= max_chars else text[:max_chars - 1] + "…"
+
+
+def new_record(kind: str, stream: str | None, position: int | None, **fields: Any) -> Record:
+    """An output record of type ``kind``: the fields every record starts with, then ``fields``
+    in their order (docs/method.md §10).
+
+    >>> new_record("alarm", "elec", 3, learner="ht")
+    {'schema': 1, 'type': 'alarm', 'stream': 'elec', 'position': 3, 'learner': 'ht'}
+    """
+    return {"schema": SCHEMA_VERSION, "type": kind, "stream": stream, "position": position,
+            **fields}
+
+
+def rejected_record(rejected: Rejected, max_bytes: int = DEAD_LETTER_MAX_BYTES) -> Record:
+    """The dead-letter record of an input (docs/method.md §10): at most ``max_bytes`` of it.
+
+    >>> r = rejected_record(Rejected("s", "bad", "é" * 3, "f:2", 0), max_bytes=3)
+    >>> r["record"], r["record_bytes"], r["truncated"]
+    ('é', 6, True)
+    """
+    raw = rejected.raw
+    kept, size, truncated = utf8_prefix(raw, max_bytes)
+    return new_record(
+        "rejected", rejected.stream, rejected.position,
+        reason=rejected.reason,
+        location=rejected.location,
+        record=kept,
+        record_bytes=size,
+        record_sha256=hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest(),
+        truncated=truncated,
+    )
+
+
+def learner_error_record(stream: str, position: int, learner: str, fold: int, error: str,
+                         phase: str) -> Record:
+    """A learner replica raised and was quarantined (docs/method.md §10): reported once."""
+    return new_record(
+        "learner_error", stream, position,
+        learner=learner,
+        fold=fold,
+        error=error,
+        phase=phase,
+    )
 
 
 def alarm_record(stream: str, position: int, learner: str, fold: int, detector: str,
                  quantity: str) -> Record:
-    return {
-        "schema": SCHEMA_VERSION,
-        "type": "alarm",
-        "stream": stream,
-        "position": position,
-        "learner": learner,
-        "fold": fold,
-        "detector": detector,
-        "quantity": quantity,
-    }
+    return new_record(
+        "alarm", stream, position,
+        learner=learner,
+        fold=fold,
+        detector=detector,
+        quantity=quantity,
+    )
+
+
+def verdict_record(stream: str, position: int, a: str, b: str, measure: str, verdict: str,
+                   previous: str, lower: float, upper: float, n: int, alpha: float) -> Record:
+    """A pair's live verdict changed at this report (docs/method.md §10, §12).
+
+    >>> verdict_record("s", 900, "ht", "nb", "accuracy", "a_better", "undecided", -0.09, -0.01,
+    ...                900, 0.05)["verdict"]
+    'a_better'
+    """
+    return new_record(
+        "verdict", stream, position,
+        a=a,
+        b=b,
+        measure=measure,
+        verdict=verdict,
+        previous=previous,
+        lower=lower,
+        upper=upper,
+        n=n,
+        alpha=alpha,
+    )
 
 
 def summary_record(stream: str, position: int, read: int, rejected: int, wall_time_s: float,
-                   measures: list[Record]) -> Record:
-    """The last record of a bounded stream (docs/method.md §10); both engines build it here."""
-    return {
-        "schema": SCHEMA_VERSION,
-        "type": "summary",
-        "stream": stream or None,  # "" gathers the records that named no stream
-        "position": position,
-        "examples_read": read,
-        "examples_rejected": rejected,
-        "wall_time_s": round(wall_time_s, 3),
-        "examples_per_second": round(position / wall_time_s, 1) if wall_time_s > 0 else None,
-        "measures": measures,
-    }
+                   measures: list[Record], interrupted: bool = False) -> Record:
+    """The last record of a bounded stream (docs/method.md §10); both engines build it here.
+
+    ``interrupted``: the run was stopped (a signal) before the end of its input; the field is
+    written only then, as ``"interrupted": true``.
+    """
+    record = new_record(
+        "summary", stream or None, position,  # "" gathers the records that named no stream
+        examples_read=read,
+        examples_rejected=rejected,
+        wall_time_s=round(wall_time_s, 3),
+        examples_per_second=round(position / wall_time_s, 1) if wall_time_s > 0 else None,
+        measures=measures,
+    )
+    if interrupted:
+        record["interrupted"] = True
+    return record

@@ -17,6 +17,16 @@ from typing import Any
 
 from river.drift import ADWIN
 
+#: The kinds of window, each with the name of its one parameter (``None``: it has none).
+WINDOW_KINDS = {"cumulative": None, "sliding": "size", "fading": "alpha", "adwin": "delta"}
+SLIDING_SIZE = 1000
+"""Default ``size`` of a sliding window: the last this many scored examples."""
+FADING_ALPHA = 0.999
+"""Default fading factor (Gama et al. 2009): of a fading window, and of the Q statistic."""
+ADWIN_DELTA = 0.002
+"""Default ADWIN confidence ``delta`` (river's): of an ADWIN window, and of ADWIN alarms."""
+_DEFAULTS = {"size": SLIDING_SIZE, "alpha": FADING_ALPHA, "delta": ADWIN_DELTA}
+
 
 @dataclass(slots=True)
 class Counts:
@@ -122,9 +132,7 @@ class SlidingWindow(Window):
 
     def __init__(self, size: int):
         super().__init__()
-        if size < 1:
-            raise ValueError("a sliding window needs size >= 1")
-        self.width = size
+        self.width = check_size(size)
         self._buffer: deque[tuple[int, int, int, int]] = deque()
 
     def update(self, t: int, p: int, prev: int) -> None:
@@ -155,9 +163,7 @@ class FadingWindow(Window):
 
     def __init__(self, alpha: float):
         super().__init__()
-        if not 0.0 < alpha <= 1.0:
-            raise ValueError("a fading factor must be in (0, 1]")
-        self.alpha = alpha
+        self.alpha = check_alpha(alpha)
         self._scale = 1.0  # stored value * scale = faded value
         self._cm: dict[tuple[int, int], float] = {}  # type: ignore[assignment]
 
@@ -215,10 +221,10 @@ class AdwinWindow(Window):
 
     kind = "adwin"
 
-    def __init__(self, delta: float = 0.002, max_buckets: int = 5, clock: int = 32):
+    def __init__(self, delta: float = ADWIN_DELTA, max_buckets: int = 5, clock: int = 32):
         super().__init__()
-        self.delta = delta
-        self.adwin = ADWIN(delta=delta, clock=clock, max_buckets=max_buckets)
+        self.delta = check_delta(delta)
+        self.adwin = ADWIN(delta=self.delta, clock=clock, max_buckets=max_buckets)
         self._max_buckets = max_buckets
         # _levels[i]: buckets of 2**i examples, oldest first: [n, maj, per, {(t, p): count}]
         self._levels: list[list[list[Any]]] = [[]]
@@ -269,15 +275,105 @@ class AdwinWindow(Window):
 
 
 
+# ------------------------------------------------------------------------------------ the spec
+def check_size(size: Any) -> int:
+    """A sliding window's ``size``: an integer >= 1 (:class:`ValueError` otherwise)."""
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ValueError(f"a sliding window's size must be an integer >= 1, got {size!r}")
+    return size
+
+
+def check_alpha(alpha: Any) -> float:
+    """A fading factor: a number in (0, 1] (:class:`ValueError` otherwise)."""
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0.0 < alpha <= 1.0:
+        raise ValueError(f"a fading factor must be a number in (0, 1], got {alpha!r}")
+    return float(alpha)
+
+
+def check_delta(delta: Any) -> float:
+    """An ADWIN confidence: a number in (0, 1) (:class:`ValueError` otherwise)."""
+    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0.0 < delta < 1.0:
+        raise ValueError(f"an ADWIN delta must be a number in (0, 1), got {delta!r}")
+    return float(delta)
+
+
+#: The check of each window parameter, by name.
+PARAMETER_CHECKS = {"size": check_size, "alpha": check_alpha, "delta": check_delta}
+
+
+@dataclass(frozen=True, slots=True)
+class WindowSpec:
+    """Which window an evaluator keeps (docs/method.md §4): its kind and its one parameter.
+
+    The parameter of the kind defaults to :data:`SLIDING_SIZE`, :data:`FADING_ALPHA` or
+    :data:`ADWIN_DELTA`; a parameter out of range, or one the kind does not take, is a
+    :class:`ValueError`. Frozen, so that plans holding it pickle and hash.
+
+    Examples
+    --------
+    >>> WindowSpec()
+    WindowSpec(kind='adwin', size=None, alpha=None, delta=0.002)
+    >>> WindowSpec("sliding", size=500).items()
+    (('kind', 'sliding'), ('size', 500))
+    >>> WindowSpec("fading").make().alpha
+    0.999
+    >>> WindowSpec("sliding", size=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: a sliding window's size must be an integer >= 1, got 0
+    """
+
+    kind: str = "adwin"
+    size: int | None = None
+    alpha: float | None = None
+    delta: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in WINDOW_KINDS:
+            raise ValueError(f"unknown window kind {self.kind!r}; "
+                             f"expected one of {', '.join(WINDOW_KINDS)}")
+        wanted = WINDOW_KINDS[self.kind]
+        for name, check in PARAMETER_CHECKS.items():
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if name != wanted:
+                raise ValueError(f"{name} does not apply to a window of kind {self.kind}")
+            object.__setattr__(self, name, check(value))
+        if wanted is not None and getattr(self, wanted) is None:
+            object.__setattr__(self, wanted, _DEFAULTS[wanted])
+
+    @property
+    def parameter(self) -> int | float | None:
+        """The value of the kind's parameter (``None`` for a cumulative window)."""
+        wanted = WINDOW_KINDS[self.kind]
+        return None if wanted is None else getattr(self, wanted)
+
+    def items(self) -> tuple[tuple[str, Any], ...]:
+        """``(("kind", kind), (parameter, value))``: the ``window`` of the output records."""
+        wanted = WINDOW_KINDS[self.kind]
+        return (("kind", self.kind),) + (() if wanted is None else ((wanted, self.parameter),))
+
+    def make(self) -> Window:
+        """A fresh, empty window of this spec."""
+        if self.kind == "sliding":
+            return SlidingWindow(self.size)
+        if self.kind == "fading":
+            return FadingWindow(self.alpha)
+        if self.kind == "adwin":
+            return AdwinWindow(self.delta)
+        return CumulativeWindow()
+
+
 def make_window(kind: str, *, size: int | None = None, alpha: float | None = None,
                 delta: float | None = None) -> Window:
-    """A fresh window of the configured kind (docs/method.md §4)."""
-    if kind == "cumulative":
-        return CumulativeWindow()
-    if kind == "sliding":
-        return SlidingWindow(int(size or 1000))
-    if kind == "fading":
-        return FadingWindow(float(alpha if alpha is not None else 0.999))
-    if kind == "adwin":
-        return AdwinWindow(float(delta if delta is not None else 0.002))
-    raise ValueError(f"unknown window kind {kind!r}")
+    """A fresh window of the configured kind (docs/method.md §4): ``WindowSpec(...).make()``.
+
+    >>> make_window("sliding", size=3).width, make_window("sliding").width
+    (3, 1000)
+    >>> make_window("adwin", delta=1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: an ADWIN delta must be a number in (0, 1), got 1.0
+    """
+    return WindowSpec(kind, size, alpha, delta).make()

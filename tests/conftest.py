@@ -14,20 +14,47 @@ if not ELEC.exists():  # a checkout without ../shared: the packaged copy is the 
     ELEC = HERE.parent / "connectors" / "data" / "elec.csv.gz"
 
 
-def load_broker_module():
-    """tests/ is no package and --import-mode=importlib puts nothing on sys.path: load by path."""
-    name = "foldstream_tests_broker"
+#: Fixtures that start a Kafka-protocol broker or fetch the Kafka connector jars.
+KAFKA_FIXTURES = frozenset({"tansu", "kafka_jars"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(config, items):
+    """Every Flink and Kafka test is slow: a mini-cluster or a broker takes seconds to start.
+
+    So ``pytest -m "not slow"`` leaves them out without each file having to say so twice.
+    """
+    for item in items:
+        kafka = KAFKA_FIXTURES & set(getattr(item, "fixturenames", ()))
+        if kafka or item.get_closest_marker("flink") or item.get_closest_marker("kafka"):
+            item.add_marker(pytest.mark.slow)
+
+
+def load_helper(filename: str):
+    """tests/ is no package and --import-mode=importlib puts nothing on sys.path: load a helper
+    module of tests/ by path."""
+    name = f"foldstream_tests_{Path(filename).stem}"
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, HERE / "broker.py")
+        spec = importlib.util.spec_from_file_location(name, HERE / filename)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
     return sys.modules[name]
 
 
+def load_broker_module():
+    return load_helper("broker.py")
+
+
 @pytest.fixture(scope="session")
 def elec_path() -> Path:
     return ELEC
+
+
+@pytest.fixture(scope="session")
+def kafka_values():
+    """The value-only DataStream Kafka source and sink (tests/kafka_values.py; needs pyflink)."""
+    return load_helper("kafka_values.py")
 
 
 @pytest.fixture(scope="session")

@@ -26,7 +26,7 @@ SUBMIT_SCRIPT = ROOT / "docker" / "submit.sh"
 STACK_DOC = ROOT / "docs" / "stack.md"
 COMPOSE_CONF = ROOT / "conf" / "compose.yaml"
 CLUSTER_CONF = ROOT / "conf" / "cluster.yaml"
-SERVICES = ("kafka", "jobmanager", "taskmanager", "submit", "producer")
+SERVICES = ("kafka", "jobmanager", "taskmanager", "submit", "producer", "dashboard")
 IMAGE_SRC = "/opt/foldstream/src/"  # where docker/Dockerfile copies the repository's files
 
 
@@ -111,7 +111,7 @@ def test_every_image_is_pinned(compose, dockerfile):
 
 def test_the_built_services_share_one_image(compose):
     built = {name: s for name, s in compose["services"].items() if "build" in s}
-    assert set(built) == {"jobmanager", "taskmanager", "submit", "producer"}
+    assert set(built) == {"jobmanager", "taskmanager", "submit", "producer", "dashboard"}
     assert len({s["image"] for s in built.values()}) == 1
     for service in built.values():
         assert service["build"]["dockerfile"] == "docker/Dockerfile"
@@ -225,6 +225,21 @@ def test_the_producer_feeds_the_job_topic(compose):
     assert float(command[command.index("--rate") + 1]) > 0
 
 
+def test_the_dashboard_shows_the_job_metrics_topic(compose):
+    from foldstream.job.tools.dashboard import DEFAULT_PORT
+
+    config = load_config(COMPOSE_CONF)
+    service = compose["services"]["dashboard"]
+    command = _command(service)
+    assert command[:2] == ["foldstream", "dashboard"]
+    assert command[2] == f"kafka://{config.sink.bootstrap_servers}/{config.sink.topic}"
+    assert command[command.index("--host") + 1] == "0.0.0.0"  # reachable from the host
+    port = int(command[command.index("--port") + 1]) if "--port" in command else DEFAULT_PORT
+    assert [(p["target"], p["published"]) for p in service["ports"]] == [(port, 8050)]
+    assert service["depends_on"]["kafka"]["condition"] == "service_healthy"
+    assert f"localhost:{port}/healthz" in " ".join(service["healthcheck"]["test"])
+
+
 def test_submit_script_is_valid_bash():
     if shutil.which("bash") is None:
         pytest.skip("no bash")
@@ -260,6 +275,7 @@ def test_the_documented_ports_are_the_published_ones(compose):
     assert int(host.split(":")[1]) in _published_ports(compose)
     assert f"kafka://{host}/metrics" in doc
     assert "localhost:8081" in doc and 8081 in _published_ports(compose)
+    assert "localhost:8050" in doc and _published_ports(compose)[8050] == "dashboard"
 
 
 @pytest.mark.parametrize("doc_path", [STACK_DOC, ROOT / "README.md"])

@@ -63,6 +63,7 @@ def test_run_generator_to_stdout(capsys):
     assert records[-1]["type"] == "summary"
 
 
+@pytest.mark.slow  # the full default: 45,312 examples, 3 learners, 10 folds
 def test_default_run_on_a_fresh_directory_ends_with_tables_and_a_summary(tmp_path):
     """`foldstream run` with no arguments: the packaged Electricity, the full default."""
     done = subprocess.run([sys.executable, "-m", "foldstream.job.cli", "run", "--no-progress"],

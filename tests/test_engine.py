@@ -39,6 +39,7 @@ def run_bytes(cfg) -> list[str]:
     return out
 
 
+@pytest.mark.slow  # five runs each, batch sizes down to 1
 @pytest.mark.parametrize("mode,window", [
     ("bootstrap", "{kind: adwin, delta: 0.002}"),
     ("cv", "{kind: sliding, size: 300}"),
@@ -135,6 +136,7 @@ def independent_single_gnb(path: Path) -> dict[str, float]:
     }
 
 
+@pytest.mark.slow  # the whole of Electricity, in the engine and in an independent loop
 def test_single_mode_gaussian_nb_on_electricity_matches_an_independent_loop():
     cfg = load_config(None, [
         f"source.path={ELEC}", "evaluation.mode=single", "evaluation.window={kind: cumulative}",

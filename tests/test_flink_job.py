@@ -8,7 +8,9 @@ parallelism 2 (Python workers in separate processes) must write exactly the same
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
+import os
 
 import pytest
 
@@ -49,23 +51,31 @@ def test_fold_routes_land_where_flink_sends_them():
         assert max(counts) - min(counts) <= 1
 
 
-@pytest.mark.parametrize("mode,window,keying", [
-    ("bootstrap", "{kind: adwin, delta: 0.002}", "fold"),
-    ("cv", "{kind: sliding, size: 500}", "learner_fold"),
-])
+@pytest.mark.parametrize("mode,window,keying,extra", [
+    ("bootstrap", "{kind: adwin, delta: 0.002}", "fold", ()),
+    ("cv", "{kind: sliding, size: 500}", "learner_fold", ()),
+    # live verdicts (docs/method.md §12), holdout: the packed per-example losses cross operators
+    # (a prior-class learner, so that a verdict is reached within 3,000 examples)
+    ("bootstrap", "{kind: adwin, delta: 0.002}", "fold",
+     ("evaluation.verdicts.enabled=true", "evaluation.prequential=false",
+      "learners=[{name: ht, model: river.tree.HoeffdingTreeClassifier}, "
+      "{name: prior, model: river.dummy.PriorClassifier}]")),
+], ids=["bootstrap-fold", "cv-learner_fold", "verdicts-holdout"])
 def test_flink_at_parallelism_2_writes_the_records_of_the_in_process_engine(elec_path, mode, window,
-                                                                           keying):
+                                                                           keying, extra):
     from foldstream.job.engines.flink import job as flink_job
 
     cfg = load_config(None, [
         f"source.path={elec_path}", "source.limit=3000", TWO_LEARNERS, f"evaluation.mode={mode}",
         f"evaluation.window={window}", "evaluation.report_every=500", "engine.kind=flink",
-        "engine.parallelism=2", "engine.batch_size=200", f"engine.keying={keying}",
+        "engine.parallelism=2", "engine.batch_size=200", f"engine.keying={keying}", *extra,
     ])
     reference, _ = evaluate_to_list(make_plans(cfg), open_source(cfg))
     records, rejected = [], []
     flink_job.run(cfg, records.append, rejected.append)
     assert comparable(records) == comparable(reference)
+    if extra:
+        assert any(r["type"] == "verdict" for r in reference)
     assert sum(r["type"] == "measures" for r in records) == 2 * 6
     summaries = [r for r in records if r["type"] == "summary"]
     assert len(summaries) == 1 and summaries[0]["position"] == 3000 and not rejected
@@ -73,7 +83,8 @@ def test_flink_at_parallelism_2_writes_the_records_of_the_in_process_engine(elec
 
 @pytest.mark.kafka
 def test_kafka_in_kafka_out_equals_the_in_process_engine(elec_path, tansu, kafka_jars, tmp_path):
-    """Electricity produced into a topic, evaluated by the job, read back from the metrics topic."""
+    """Electricity produced into a topic, evaluated by the job, read back from the metrics topic;
+    bad messages (one of 5 MB) go to the dead-letter topic and the job goes on."""
     from foldstream.connectors.kafka import create_topics, produce_jsonl, read_topic
     from foldstream.connectors.messages import MessageParser
     from foldstream.job.engines.flink import job as flink_job
@@ -88,8 +99,12 @@ def test_kafka_in_kafka_out_equals_the_in_process_engine(elec_path, tansu, kafka
     # bad input: not JSON, no key, a row without its label, an unknown stream; the job goes on
     from kafka import KafkaProducer
 
-    producer = KafkaProducer(bootstrap_servers=bs)
+    producer = KafkaProducer(bootstrap_servers=bs, max_request_size=8 << 20)
     producer.send("fj-examples", key=b"elec", value=b"{not json").get(timeout=10)
+    # 5 MB without a label: five times the Kafka producer's default limit (max.request.size,
+    # 1 MB), which the whole text in its dead letter would exceed and fail the job
+    big = json.dumps({"pad": "x" * (5 << 20)}).encode()
+    producer.send("fj-examples", key=b"elec", value=big).get(timeout=30)
     producer.send("fj-examples", key=None, value=json.dumps(rows[0]).encode()).get(timeout=10)
     producer.send("fj-examples", key=b"elec", value=b'{"feat_1": 0.5}').get(timeout=10)
     producer.send("fj-examples", key=b"other", value=json.dumps(rows[0]).encode()).get(timeout=10)
@@ -107,11 +122,16 @@ def test_kafka_in_kafka_out_equals_the_in_process_engine(elec_path, tansu, kafka
     flink_job.run(cfg, lambda r: None, lambda r: None)
 
     metrics = read_topic(bs, "fj-metrics", timeout_s=30)
-    # "": the summary of the messages rejected for their key (none, or not in source.streams)
-    assert {key for key, _ in metrics} == {"elec", ""}
+    # the messages rejected for their key (none, or not in source.streams) belong to no
+    # stream: dead letters, and no summary of their own
+    assert {key for key, _ in metrics} == {"elec"}
     records = [json.loads(value) for _, value in metrics]
     dead = [json.loads(value) for _, value in read_topic(bs, "fj-rejected", timeout_s=30)]
-    assert len(dead) == 4 and all(d["type"] == "rejected" and d["reason"] for d in dead)
+    assert len(dead) == 5 and all(d["type"] == "rejected" and d["reason"] for d in dead)
+    (large,) = [d for d in dead if d["record_bytes"] == len(big)]
+    assert large["truncated"] and len(large["record"].encode()) <= cfg.sink.dead_letter_max_bytes
+    assert big.decode().startswith(large["record"]) and large["record"]
+    assert large["record_sha256"] == hashlib.sha256(big).hexdigest()
     assert sum("unknown stream 'other'" in d["reason"] for d in dead) == 1
     assert {d["location"].split("@")[0] for d in dead} == {"fj-examples/0"}
 
@@ -120,9 +140,9 @@ def test_kafka_in_kafka_out_equals_the_in_process_engine(elec_path, tansu, kafka
     assert all(isinstance(e, Example) for e in examples)
     reference, _ = evaluate_to_list(make_plans(cfg), examples)
     assert comparable(records) == comparable(reference)
-    summaries = {r["stream"]: r for r in records if r["type"] == "summary"}
-    assert (summaries["elec"]["position"], summaries["elec"]["examples_rejected"]) == (1500, 2)
-    assert summaries[None]["examples_rejected"] == 2  # no key; unknown stream
+    summaries = [r for r in records if r["type"] == "summary"]
+    assert [s["stream"] for s in summaries] == ["elec"]  # exactly one summary per stream
+    assert (summaries[0]["position"], summaries[0]["examples_rejected"]) == (1500, 3)
 
 
 @pytest.mark.parametrize("unaligned", [True, False])
@@ -192,3 +212,38 @@ engine: {{kind: flink, parallelism: 2, batch_size: 500, jars: {json.dumps([str(j
     finally:
         job.terminate()
         job.wait(timeout=30)
+
+
+@pytest.mark.parametrize("signum, code, said", [(2, 130, "stopped (Ctrl-C)"),
+                                                (15, 143, "stopped (SIGTERM)")])
+def test_ctrl_c_and_sigterm_stop_a_flink_run_in_one_line(elec_path, tmp_path, signum, code, said):
+    """A signal while the job runs: a one-line message, no py4j traceback, 128 + the signal."""
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "metrics.jsonl"
+    job = subprocess.Popen(
+        [sys.executable, "-m", "foldstream.job.cli", "run", "--quiet", "--set",
+         f"source.path={elec_path}", "--set", f"sink.path={out}", "--set", "engine.kind=flink",
+         "--set", "engine.parallelism=1", "--set", "evaluation.report_every=100"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.time() + 120
+        while not (out.exists() and out.stat().st_size) and job.poll() is None:
+            assert time.time() < deadline
+            time.sleep(0.2)
+        assert job.poll() is None, job.communicate()  # still running: records are arriving
+        job.send_signal(signum)
+        stdout, stderr = job.communicate(timeout=60)
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, 9)
+    assert job.returncode == code, stderr[-3000:]
+    assert said in stderr and "Traceback" not in stderr + stdout, stderr[-3000:]
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    last = records[-1]  # the summary of what was evaluated, marked interrupted
+    assert (last["type"], last["stream"], last.get("interrupted")) == ("summary", "elec", True)
+    position = max(r["position"] for r in records if r["type"] == "measures")
+    assert last["position"] == position and last["measures"] == \
+        [r for r in records if r["type"] == "measures" and r["position"] == position]

@@ -83,17 +83,17 @@ def test_kafka_roundtrip_keyed_parallelism_2(broker, jars):
           f"first->last record {last - first:.2f}s, execute total {t_done - t_submit:.2f}s")
 
 
-def test_value_only_datastream_api(broker, jars):
+def test_value_only_datastream_api(broker, jars, kafka_values):
     """The plain DataStream KafkaSource/KafkaSink (value only; the key is lost)."""
     from foldstream.connectors.kafka import create_topics, produce_jsonl, read_topic
-    from foldstream.job.engines.flink.env import kafka_value_sink, kafka_value_source, make_env
+    from foldstream.job.engines.flink.env import make_env
     from pyflink.common import Types, WatermarkStrategy
 
     bs = broker.bootstrap
     create_topics(bs, ["vo-in", "vo-out"], partitions=1)
     produce_jsonl(bs, "vo-in", "s", [{"i": i} for i in range(100)])
     env = make_env(2, jars)
-    src = kafka_value_source(bs, "vo-in", group_id="vo", bounded=True, stop_offsets={0: 100})
+    src = kafka_values.kafka_value_source(bs, "vo-in", group_id="vo", bounded=True, stop_offsets={0: 100})
     ds = env.from_source(src, WatermarkStrategy.no_watermarks(), "kafka")
 
     def add(s):
@@ -101,7 +101,7 @@ def test_value_only_datastream_api(broker, jars):
         d["y"] = d["i"] * 2
         return json.dumps(d)
 
-    ds.map(add, output_type=Types.STRING()).sink_to(kafka_value_sink(bs, "vo-out"))
+    ds.map(add, output_type=Types.STRING()).sink_to(kafka_values.kafka_value_sink(bs, "vo-out"))
     env.execute("smoke: value only")
     got = read_topic(bs, "vo-out", timeout_s=30)
     assert sorted(json.loads(v)["y"] for _, v in got) == [2 * i for i in range(100)]

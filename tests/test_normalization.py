@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from foldstream.operators import normalization as nz
@@ -44,8 +45,12 @@ def reference(name: str, tp: float, fn: float, fp: float, tn: float) -> float:
             return 0.0 if fp + fn > 0 else math.nan
         return 2 * prec * rec / (prec + rec)
     if name == "kappa":
-        pc = sum((rows[c] / n) * (cols[c] / n) for c in range(2))
-        return _ratio(p0 - pc, 1 - pc) if not math.isclose(pc, 1.0, abs_tol=1e-15) else math.nan
+        # in exact rationals: in floats p0 - pc cancels when pc is near 1 (weighted counts such
+        # as 1023, 1/16, 1/16, 0 lose eight digits)
+        q = [[Fraction(v) for v in row] for row in M]
+        qn, qrows, qcols = sum(map(sum, q)), [sum(r) for r in q], [q[0][c] + q[1][c] for c in range(2)]
+        pc = sum(qrows[c] * qcols[c] for c in range(2)) / (qn * qn)
+        return float(((q[0][0] + q[1][1]) / qn - pc) / (1 - pc)) if pc != 1 else math.nan
     if name == "mcc":
         den = math.sqrt(rows[0] * rows[1] * cols[0] * cols[1])
         return _ratio(tp * tn - fp * fn, den)
@@ -123,6 +128,31 @@ def test_no_warnings_on_undefined():
         warnings.simplefilter("error")
         for name in NORMALIZABLE:
             binary_measure(name, np.zeros(3), np.zeros(3), np.zeros(3), np.arange(3))
+
+
+@settings(max_examples=200, deadline=None)
+@given(tp=count, fn=count, fp=count, tn=count, positive=st.sampled_from([0, 1]))
+def test_binary_measure_is_the_measure_of_the_records(tp, fn, fp, tn, positive):
+    """binary_measure and measures.compute share their formulas (f1, the recall means) or, for
+    kappa and MCC, give the closed form of the same definition: the same value (bit for bit
+    where they share the code) on every 2x2 matrix whose rows and columns are not empty."""
+    from foldstream.operators.measures import binary_counts, compute
+    from foldstream.operators.windows import Counts
+
+    neg = 1 - positive  # the window's codes: the positive class need not be the first
+    cm = {(positive, positive): tp, (positive, neg): fn, (neg, positive): fp, (neg, neg): tn}
+    cm = {k: float(v) for k, v in cm.items() if v}
+    counts = Counts(float(tp + fn + fp + tn), cm, {positive: float(tp + fn), neg: float(fp + tn)},
+                    0.0, 0.0)
+    assert binary_counts(counts, positive, 2) == (tp, fn, fp, tn)
+    values = compute(counts, ["x", "y"], positive)
+    assume(min(tp + fn, fp + tn, tp + fp, fn + tn) > 0)
+    for name in NORMALIZABLE:
+        mine = binary_measure(name, tp, fn, fp, tn)
+        if name in ("f1", "geometric_mean", "balanced_accuracy", "precision", "recall", "accuracy"):
+            assert mine == values[name], name
+        else:
+            assert _same(mine, values[name]), name
 
 
 @pytest.mark.parametrize("name", NORMALIZABLE)
@@ -240,12 +270,21 @@ def test_recall_is_nearly_uniform():
     assert normalize("recall", 99, 20, 0.5)[0] == pytest.approx(0.5, abs=0.01)
 
 
-def test_grid_is_cached():
-    nz._sorted_grid.cache_clear()
-    normalize("mcc", 123, 45, 0.3)
-    normalize("mcc", 123, 45, 0.7)
-    info = nz._sorted_grid.cache_info()
-    assert (info.misses, info.hits) == (1, 1)
+def test_the_grid_of_a_window_is_enumerated_once(monkeypatch):
+    calls = []
+
+    def counting(*args):
+        calls.append(args[0])
+        return binary_measure(*args)
+
+    monkeypatch.setattr(nz, "binary_measure", counting)
+    # 977 positives, 39 negatives: a window no other test normalises, so not enumerated yet
+    low, high = normalize("mcc", 977, 39, 0.3), normalize("mcc", 977, 39, 0.7)
+    assert low[0] < high[0]
+    assert normalize("mcc", 977, 39, 0.3) == low
+    assert calls == ["mcc"]
+    normalize("mcc", 978, 39, 0.3)
+    assert calls == ["mcc", "mcc"]
 
 
 # ----------------------------------------------------------------------------------------------

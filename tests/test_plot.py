@@ -103,7 +103,7 @@ def test_cd_diagram_only_with_three_learners_or_more(three, two):
     data = group_by_stream(three)["elec"]
     figures = stream_figures(data, ["accuracy", "kappa_m"])
     assert set(figures) == {"elec-accuracy", "elec-kappa_m", "elec-window_size", "elec-pvalues",
-                            "elec-cd-accuracy", "elec-cd-kappa_m"}
+                            "elec-verdicts", "elec-cd-accuracy", "elec-cd-kappa_m"}
     ranking = data.rankings["accuracy"]
     texts = [t.get_text() for t in figures["elec-cd-accuracy"].axes[0].texts]
     for name, rank in zip(ranking["learners"], ranking["average_ranks"]):
@@ -123,10 +123,11 @@ def test_cliques_join_learners_closer_than_the_critical_difference():
     assert cliques([1.0, 2.5, 4.0], 1.0) == []
 
 
+@pytest.mark.slow  # figures in two formats
 def test_plot_records_writes_png_and_svg_files(three, tmp_path):
     written = plot_records(three, tmp_path / "figs", measures=["accuracy", "kappa_m"],
                            formats=["png", "svg"])
-    assert len(written) == 6 * 2
+    assert len(written) == 7 * 2  # with the live verdicts' figure
     for path in written:
         assert path.parent == tmp_path / "figs" and path.stat().st_size > 1000
         head = path.read_bytes()[:200]
@@ -137,6 +138,7 @@ def test_plot_records_writes_png_and_svg_files(three, tmp_path):
         plot_records([r for r in three if r["type"] == "alarm"], tmp_path)
 
 
+@pytest.mark.slow  # figures
 def test_plot_command_reads_a_file_and_prints_what_it_wrote(two, tmp_path, capsys):
     metrics = tmp_path / "metrics.jsonl"
     metrics.write_text("".join(json.dumps(r) + "\n" for r in two))
@@ -146,7 +148,7 @@ def test_plot_command_reads_a_file_and_prints_what_it_wrote(two, tmp_path, capsy
     captured = capsys.readouterr()
     printed = captured.out.split()
     assert printed == [str(out / f"elec-{name}.png")
-                       for name in ("f1", "recall_1_", "window_size", "pvalues")]
+                       for name in ("f1", "recall_1_", "window_size", "pvalues", "verdicts")]
     assert "no measure 'nope'" in captured.err
     assert all((out / name).exists() for name in printed)
     assert cli.main(["plot", str(tmp_path / "missing.jsonl")]) == 2

@@ -1,8 +1,9 @@
 """The JSON Schema of the output records holds every record the engine writes, and only those.
 
-Small in-process runs cover every mode and window kind, prequential and holdout, three learners
-(ranking records), normalised measures, a multi-class stream and bad input (rejected records);
-every record they write is validated. Then broken records must be refused.
+Small in-process runs cover every mode and window kind, prequential and holdout, with live
+verdicts off and on (the ``sequential`` object, ``verdict`` records), three learners (ranking
+records), normalised measures, a multi-class stream and bad input (rejected records); every
+record they write is validated. Then broken records must be refused.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ SEA = "source={kind: generator, model: river.datasets.synth.SEA, limit: 240, see
 RBF3 = ("source={kind: generator, model: river.datasets.synth.RandomRBF, limit: 240, "
         "params: {n_classes: 3, n_features: 4}}")
 LED = "source={kind: generator, model: river.datasets.synth.LED, limit: 200}"
+VERDICTS = "evaluation.verdicts.enabled=true"
 WINDOWS = {
     "cumulative": "{kind: cumulative}",
     "sliding": "{kind: sliding, size: 60}",
@@ -78,16 +80,33 @@ def test_the_schema_names_every_measure_the_engine_computes():
     assert set(norm.removeprefix("^norm_(").removesuffix(")$").split("|")) == set(NORMALIZABLE)
 
 
-@pytest.mark.parametrize("window", WINDOWS)
-@pytest.mark.parametrize("mode", ["bootstrap", "cv", "split", "single"])
-@pytest.mark.parametrize("prequential", [True, False])
-def test_every_mode_and_window_writes_valid_records(mode, window, prequential):
+MODES = ("bootstrap", "cv", "split", "single")
+
+
+def every_mode_and_window():
+    """All 64 combinations; ``-m "not slow"`` keeps 8 of them: every mode meets two windows
+    and every window two modes, once prequential and once not; half of them with verdicts."""
+    for prequential in (True, False):
+        for m, mode in enumerate(MODES):
+            for w, window in enumerate(WINDOWS):
+                for verdicts in (False, True):
+                    sample = w == (m + (0 if prequential else 2)) % 4 and verdicts == (m % 2 == 1)
+                    yield pytest.param(
+                        mode, window, prequential, verdicts, marks=() if sample else pytest.mark.slow,
+                        id=f"{prequential}-{mode}-{window}-{'verdicts' if verdicts else ''}")
+
+
+@pytest.mark.parametrize("mode,window,prequential,verdicts", list(every_mode_and_window()))
+def test_every_mode_and_window_writes_valid_records(mode, window, prequential, verdicts):
     records, rejected = run(SEA, CHEAP_LEARNERS, f"evaluation.mode={mode}", "evaluation.folds=3",
                             f"evaluation.window={WINDOWS[window]}", "evaluation.report_every=80",
-                            f"evaluation.prequential={str(prequential).lower()}")
+                            f"evaluation.prequential={str(prequential).lower()}",
+                            f"evaluation.verdicts.enabled={str(verdicts).lower()}")
     assert {"measures", "comparison", "summary"} <= types(records)
     assert not rejected
     assert_all_valid(records)
+    accuracy = [r for r in records if r["type"] == "comparison" and r["measure"] == "accuracy"]
+    assert all(("sequential" in r) == verdicts for r in accuracy)
     measures = [r for r in records if r["type"] == "measures"]
     assert {r["mode"] for r in measures} == {mode}
     assert {r["window"]["kind"] for r in measures} == {window}
@@ -96,10 +115,12 @@ def test_every_mode_and_window_writes_valid_records(mode, window, prequential):
 def test_single_holdout_tests_nothing_and_every_measure_is_null():
     """single + holdout only trains: every value is undefined (null) and still valid."""
     records, _ = run(SEA, CHEAP_LEARNERS, "evaluation.mode=single", "evaluation.prequential=false",
-                     "evaluation.report_every=100")
+                     "evaluation.report_every=100", VERDICTS)
     assert_all_valid(records)
     last = [r for r in records if r["type"] == "measures"][-1]
     assert last["values"]["accuracy"] == {"mean": None, "std": None, "folds": [None]}
+    accuracy = [r for r in records if r["type"] == "comparison" and r["measure"] == "accuracy"]
+    assert accuracy[-1]["sequential"]["n"] == 0  # nothing scored: an empty sequence, still valid
 
 
 def test_three_learners_normalised_measures_and_alarms():
@@ -119,7 +140,7 @@ def test_three_learners_normalised_measures_and_alarms():
 def test_multi_class_streams(source):
     records, _ = run(source, THREE_LEARNERS, "evaluation.mode=cv", "evaluation.folds=3",
                      "evaluation.report_every=60", "evaluation.normalize=[mcc]",
-                     "evaluation.window={kind: sliding, size: 50}")
+                     "evaluation.window={kind: sliding, size: 50}", VERDICTS)
     assert_all_valid(records)
     last = [r for r in records if r["type"] == "measures"][-1]
     assert sum(name.startswith("recall[") for name in last["values"]) >= 3
@@ -141,13 +162,19 @@ def test_bad_input_gives_valid_rejected_records(tmp_path):
 # ----------------------------------------------------------------------------- bad records
 @pytest.fixture(scope="module")
 def good() -> dict[str, dict]:
-    """One record of every type, from a real run."""
-    records, _ = run("source.limit=200", THREE_LEARNERS, "evaluation.folds=3",
-                     "evaluation.report_every=100", "evaluation.alarms.page_hinkley.threshold=3")
+    """One record of every type, from a real run (the comparison: one of accuracy, with its
+    ``sequential`` object)."""
+    records, _ = run(SEA, "source.limit=300", THREE_LEARNERS, "evaluation.folds=3",
+                     "evaluation.report_every=100", "evaluation.alarms.page_hinkley.threshold=3",
+                     VERDICTS)
     by_type = {r["type"]: r for r in records}
+    by_type["comparison"] = next(r for r in records if "sequential" in r)
     by_type["rejected"] = {"schema": 1, "type": "rejected", "stream": None, "position": None,
-                           "reason": "message t@0 has no key", "location": "t@0", "record": "{}"}
-    assert set(by_type) == {"measures", "comparison", "ranking", "alarm", "summary", "rejected"}
+                           "reason": "message t@0 has no key", "location": "t@0", "record": "{}",
+                           "record_bytes": 2, "record_sha256": "44136fa355b3678a1146ad16f7e8649e"
+                           "94fb4fc21fe77e8310c060f61caaff8a", "truncated": False}
+    assert set(by_type) == {"measures", "comparison", "verdict", "ranking", "alarm", "summary",
+                            "rejected"}
     return by_type
 
 
@@ -176,6 +203,14 @@ BROKEN = [
     ("comparison", ("wilcoxon", "p_value"), 1.5, False, "at wilcoxon.p_value"),
     ("comparison", ("sign", "reject"), "yes", False, "at sign.reject"),
     ("comparison", ("mcnemar", "example_based"), False, False, "at mcnemar.example_based"),
+    ("comparison", ("sequential", "verdict"), "b", False, "at sequential.verdict"),
+    ("comparison", ("sequential", "lower"), -1.5, False, "at sequential.lower"),
+    ("comparison", ("sequential", "variance"), None, True, "'variance' is a required property"),
+    ("verdict", ("previous",), "tie", False, "at previous"),
+    ("verdict", ("measure",), "kappa", False, "at measure"),
+    ("verdict", ("n",), -1, False, "at n"),
+    ("verdict", ("alpha",), 0, False, "at alpha"),
+    ("verdict", ("upper",), None, True, "'upper' is a required property"),
     ("ranking", ("critical_difference",), None, True, "'critical_difference' is a required"),
     ("alarm", ("fold",), "3", False, "at fold"),
     ("alarm", ("detector",), "ddm", False, "at detector"),
@@ -221,7 +256,7 @@ def test_the_reader_skips_what_is_not_a_record_and_keeps_an_unterminated_last_li
     path = tmp_path / "m.jsonl"
     path.write_text('{"type": "a"}\n\n[1]\n{broken\n{"type": "b"}')
     skipped = []
-    assert [r["type"] for r in read_records(path, on_skip=skipped.append)] == ["a", "b"]
+    assert [r["type"] for r in read_records(path, on_skip=skipped.append, check=False)] == ["a", "b"]
     assert len(skipped) == 2 and f"{path}:3" in skipped[0] and f"{path}:4" in skipped[1]
 
 
@@ -236,7 +271,7 @@ def test_sources_are_paths_or_kafka_urls(tmp_path):
 
 def test_following_a_file_sees_lines_appended_later(tmp_path):
     path = tmp_path / "m.jsonl"
-    batches = RecordReader(path, follow=True, poll_interval=0.01).batches()
+    batches = RecordReader(path, follow=True, poll_interval=0.01, check=False).batches()
     assert next(batches) == []  # the file does not exist yet: wait for it
     path.write_text('{"type": "a"}\n{"type": "b"')  # "b" is still being written
     assert [r["type"] for r in next(batches)] == ["a"]
@@ -256,9 +291,9 @@ def test_schema_command_prints_the_schema_and_checks_files(tmp_path, capsys, goo
     path = tmp_path / "m.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in good.values()))
     assert cli.main(["schema", "--check", str(path)]) == 0
-    assert "6 records checked" in capsys.readouterr().out
+    assert "7 records checked" in capsys.readouterr().out
     with path.open("a") as f:
         f.write(json.dumps({**good["alarm"], "fold": -1}) + "\nnot json\n")
     assert cli.main(["schema", "--check", str(path)]) == 1
     out = capsys.readouterr().out
-    assert "alarm record" in out and "at fold" in out and ":8: not JSON" in out
+    assert "alarm record" in out and "at fold" in out and ":9: not JSON" in out

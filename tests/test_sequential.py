@@ -204,6 +204,7 @@ def feed(seq: PairSequence, piece: list[int], method: str) -> None:
         seq.extend(np.asarray(piece, dtype=np.float64) / k)
 
 
+@pytest.mark.slow  # 200 random streams
 @settings(max_examples=200, deadline=None)
 @given(cut_streams(), st.sampled_from([0.01, 0.05, 0.3]), st.sampled_from([1.0, 100.0]))
 def test_accumulator_matches_definition_under_any_cuts(stream, alpha, v_min):
@@ -416,6 +417,7 @@ def simulate(draw, k, seed):
     return {key: float(value.mean()) for key, value in out.items()}
 
 
+@pytest.mark.slow  # thousands of simulated streams
 @pytest.mark.parametrize(
     "draw, k, seed",
     [(draw_symmetric, 1, 20_231), (draw_skewed, 10, 20_232)],
@@ -428,6 +430,7 @@ def test_validity_under_continuous_monitoring(draw, k, seed):
     assert frac["naive"] > 2 * TOLERANCE, frac
 
 
+@pytest.mark.slow  # simulated streams
 def test_power():
     frac = simulate(draw_shifted, 1, 20_233)
     assert frac["final"] >= 0.90, frac  # lower > 0 at step 20,000

@@ -15,8 +15,9 @@ from foldstream.job.config import load_config
 from foldstream.job.engines.inprocess import evaluate_to_list
 from foldstream.job.plans import make_plans, open_source
 from foldstream.job.tools.schema import RecordReader
-from foldstream.job.tools.watch import RateMeter, WatchState, verdict
+from foldstream.job.tools.watch import RateMeter, WatchState
 from foldstream.operators.records import Example
+from foldstream.operators.verdicts import fold_verdict
 
 
 
@@ -69,7 +70,7 @@ def test_watch_state_shows_the_latest_values_verdicts_ranks_and_alarms(records):
     assert len(view.comparisons) == len(comparisons) == 6
     for record in comparisons:
         assert f"{record['a']} vs {record['b']}" in text
-        assert verdict(record, view.measures).replace("[green]", "").replace("[/]", "") in text
+        assert fold_verdict(record, view.measures).text in text
     assert "average ranks of accuracy" in text and "Nemenyi CD" in text
     alarms = [r for r in records if r["type"] == "alarm"]
     assert view.alarm_count == len(alarms) > 0
@@ -104,22 +105,6 @@ def test_watch_state_rate_is_positions_per_second_of_arrival():
     assert "1,000 examples/s" in text_of(state.render())
     assert state.streams["s"].meter.rate(30.0) == 0.0  # stalled for longer than the horizon
     assert RateMeter().rate(0.0) is None
-
-
-def test_verdicts_in_words():
-    def comparison(w_p, w_reject, s_p, s_reject, wins):
-        return {"a": "x", "b": "y", "measure": "accuracy",
-                "wilcoxon": {"p_value": w_p, "reject": w_reject},
-                "sign": {"wins_a": wins[0], "wins_b": wins[1], "p_value": s_p,
-                         "reject": s_reject}}
-
-    assert "x better (both tests)" in verdict(comparison(0.002, True, 0.01, True, (9, 1)))
-    assert "y better (Wilcoxon only)" in verdict(comparison(0.01, True, 0.1, False, (2, 8)))
-    assert verdict(comparison(0.3, False, 0.5, False, (6, 4))) == "no significant difference"
-    assert "undefined" in verdict(comparison(None, False, None, False, (0, 0)))
-    means = {"x": {"values": {"accuracy": {"mean": 0.7}}},
-             "y": {"values": {"accuracy": {"mean": 0.8}}}}
-    assert "y better" in verdict(comparison(0.01, True, 0.2, False, (5, 5)), means)
 
 
 # ---------------------------------------------------------------------------- watch command

@@ -7,11 +7,14 @@ evaluation on a laptop. For each stream it keeps a batcher, a fan-out, ``L x k``
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from foldstream.job.plans import Plans
+from foldstream.operators.fanout import LabelClash
 from foldstream.operators.records import (
     Example,
     ExampleBatch,
@@ -51,10 +54,15 @@ class StreamStages:
 
 @dataclass
 class RunResult:
-    """What a run did, per stream; ``summaries`` are the ``summary`` records it emitted."""
+    """What a run did, per stream; ``summaries`` are the ``summary`` records it emitted.
+
+    ``interrupted`` is the signal number (``signal.SIGINT``, ``signal.SIGTERM``) that stopped
+    the run before the end of its input, else ``None``.
+    """
 
     summaries: list[Record] = field(default_factory=list)
     wall_time_s: float = 0.0
+    interrupted: int | None = None
 
     @property
     def examples(self) -> int:
@@ -65,57 +73,108 @@ class RunResult:
         return sum(s["examples_rejected"] for s in self.summaries)
 
 
+class _StopFlag:
+    """Turns SIGINT and SIGTERM into a flag that the run checks between source records.
+
+    A signal then never cuts a report in half: the batch being evaluated is finished and its
+    records written, the run stops reading, and each stream's summary says ``interrupted``.
+    Only in the main thread (where Python delivers signals); elsewhere it does nothing.
+    """
+
+    def __init__(self, enabled: bool):
+        self.signum: int | None = None
+        self._previous: dict[int, object] = {}
+        self._enabled = enabled and threading.current_thread() is threading.main_thread()
+
+    def _handle(self, signum: int, frame: object) -> None:
+        self.signum = signum
+
+    def __enter__(self) -> "_StopFlag":
+        if self._enabled:
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+
+
 def evaluate(
     plans: Plans,
     source: Iterable[Example | Rejected],
     emit: Callable[[Record], None],
     dead_letter: Callable[[Record], None],
     on_progress: Callable[[int], None] | None = None,
+    *,
+    streams: Iterable[str] = (),
+    stop_on_signals: bool = False,
 ) -> RunResult:
     """Run a bounded source to its end; records go to ``emit``, rejected ones to ``dead_letter``.
 
     ``on_progress(n)`` is called after each batch with the number of source records read so far.
+    ``streams`` are the streams known in advance (a file's): each gets a ``summary`` record even
+    when the input is empty. With ``stop_on_signals``, SIGINT (Ctrl-C) and SIGTERM stop the run
+    between two batches: what was evaluated is written whole, then an ``interrupted`` summary
+    per stream, and :attr:`RunResult.interrupted` holds the signal.
     """
     started = time.perf_counter()
-    streams: dict[str, StreamStages] = {}
+    stages_by_stream: dict[str, StreamStages] = {}
     read = 0
+    max_bytes = plans.dead_letter_max_bytes
 
     def stages_of(stream: str) -> StreamStages:
-        if stream not in streams:
-            streams[stream] = StreamStages(plans, stream)
-        return streams[stream]
+        if stream not in stages_by_stream:
+            stages_by_stream[stream] = StreamStages(plans, stream)
+        return stages_by_stream[stream]
 
-    for item in source:
-        read += 1
-        if isinstance(item, Rejected):
-            stages = stages_of(item.stream or "")
-            stages.read += 1
-            stages.rejected += 1
-            item.position = stages.batcher.position
-            dead_letter(rejected_record(item))
-            continue
-        stages = stages_of(item.stream)
-        stages.read += 1
-        batches = stages.batcher.add(item)
-        if batches:
-            for batch in batches:
-                for record in stages.process(batch):
-                    emit(record)
-            if on_progress is not None:
-                on_progress(read)
-    for stages in streams.values():
-        for batch in stages.batcher.flush(final=True):
-            for record in stages.process(batch):
-                emit(record)
-    if on_progress is not None:
-        on_progress(read)
-    wall = time.perf_counter() - started
-    result = RunResult(wall_time_s=wall)
-    for stages in streams.values():
-        summary = summary_record(stages.stream, stages.batcher.position, stages.read,
-                                 stages.rejected, wall, stages.aggregator.final_measures())
-        emit(summary)
-        result.summaries.append(summary)
+    def reject(stages: StreamStages, item: Rejected) -> None:
+        stages.rejected += 1
+        item.position = stages.batcher.position
+        dead_letter(rejected_record(item, max_bytes))
+
+    for stream in streams:
+        stages_of(stream)
+    with _StopFlag(stop_on_signals) as stop:
+        for item in source:
+            read += 1
+            if isinstance(item, Rejected):
+                stages = stages_of(item.stream or "")
+                stages.read += 1
+                reject(stages, item)
+            else:
+                stages = stages_of(item.stream)
+                stages.read += 1
+                try:
+                    batches = stages.batcher.add(item)
+                except LabelClash as clash:
+                    reject(stages, clash.rejected())
+                    batches = []
+                if batches:
+                    for batch in batches:
+                        for record in stages.process(batch):
+                            emit(record)
+                    if on_progress is not None:
+                        on_progress(read)
+            if stop.signum is not None:
+                break
+        if stop.signum is None:
+            for stages in stages_by_stream.values():
+                for batch in stages.batcher.flush(final=True):
+                    for record in stages.process(batch):
+                        emit(record)
+        if on_progress is not None:
+            on_progress(read)
+        wall = time.perf_counter() - started
+        result = RunResult(wall_time_s=wall, interrupted=stop.signum)
+        for stages in stages_by_stream.values():
+            # Interrupted: the examples left in the batcher were not evaluated.
+            summary = summary_record(stages.stream,
+                                     stages.batcher.position - stages.batcher.pending, stages.read,
+                                     stages.rejected, wall, stages.aggregator.final_measures(),
+                                     interrupted=stop.signum is not None)
+            emit(summary)
+            result.summaries.append(summary)
     return result
 
 

@@ -8,6 +8,9 @@ From the output records of docs/method.md §10 it draws, per stream:
   (``<stream>-window_size``);
 * per compared measure, the Wilcoxon and sign-test p-values of every pair on a log scale, with
   the line of the significance level alpha (``<stream>-pvalues``);
+* with live verdicts on (docs/method.md §12), per pair the confidence interval for
+  error(a) - error(b) along the stream, the zero line and the first decided position
+  (``<stream>-verdicts``);
 * with three or more learners, a critical difference diagram (Demšar 2006) per compared measure
   from the last ``ranking`` record (``<stream>-cd-<measure>``).
 
@@ -29,6 +32,8 @@ from typing import Any
 
 from foldstream.job.tools.schema import describe_window, read_records
 from foldstream.operators.records import Record
+from foldstream.operators.sequential import UNDECIDED
+from foldstream.operators.verdicts import BETTER, sequential_text
 
 
 DEFAULT_MEASURES = ("accuracy", "kappa_m")
@@ -48,6 +53,7 @@ class StreamRecords:
     comparisons: dict[tuple[str, str, str], list[Record]] = field(default_factory=dict)
     rankings: dict[str, Record] = field(default_factory=dict)  # the last one per measure
     alarms: list[Record] = field(default_factory=list)
+    verdicts: list[Record] = field(default_factory=list)  # changes of live verdicts
 
     @property
     def learners(self) -> list[str]:
@@ -71,7 +77,7 @@ def group_by_stream(records: Iterable[Record]) -> dict[str, StreamRecords]:
     streams: dict[str, StreamRecords] = {}
     for record in records:
         kind = record.get("type")
-        if kind not in ("measures", "comparison", "ranking", "alarm"):
+        if kind not in ("measures", "comparison", "ranking", "alarm", "verdict"):
             continue
         data = streams.setdefault(record["stream"], StreamRecords(record["stream"]))
         if kind == "measures":
@@ -81,6 +87,8 @@ def group_by_stream(records: Iterable[Record]) -> dict[str, StreamRecords]:
             data.comparisons.setdefault(key, []).append(record)
         elif kind == "ranking":
             data.rankings[record["measure"]] = record
+        elif kind == "verdict":
+            data.verdicts.append(record)
         else:
             data.alarms.append(record)
     return {name: data for name, data in streams.items() if data.measures}
@@ -290,6 +298,81 @@ def pvalues_figure(data: StreamRecords):
     return figure
 
 
+def first_decided(data: StreamRecords, measure: str, a: str, b: str) -> int | None:
+    """The first position at which the live verdict of ``a`` vs ``b`` on ``measure`` was
+    decided: from the ``verdict`` records, else from the comparisons' ``sequential`` objects;
+    ``None`` while it never was.
+
+    >>> data = StreamRecords("s", verdicts=[{"measure": "accuracy", "a": "x", "b": "y",
+    ...                                      "position": 700, "verdict": "b_better"}])
+    >>> first_decided(data, "accuracy", "x", "y"), first_decided(data, "kappa", "x", "y")
+    (700, None)
+    """
+    for record in data.verdicts:
+        if (record["measure"], record["a"], record["b"]) == (measure, a, b) \
+                and record["verdict"] != UNDECIDED:
+            return record["position"]
+    for record in data.comparisons.get((measure, a, b), []):
+        sequential = record.get("sequential")
+        if sequential and sequential["verdict"] != UNDECIDED:
+            return record["position"]
+    return None
+
+
+def verdicts_figure(data: StreamRecords):
+    """The live verdicts (docs/method.md §12): per pair, the confidence interval for
+    ``Delta_n = error(a) - error(b)`` along the stream (a band, valid at every position at
+    once), the observed mean difference ``S_n / n``, the zero line, and a vertical mark at the
+    first position where the verdict was decided (:func:`first_decided`). Above zero, B did
+    better; below, A. Each axes is titled with the verdict at the last report, in
+    :func:`~foldstream.operators.verdicts.sequential_text`'s words.
+
+    Returns
+    -------
+    matplotlib.figure.Figure or None
+        ``None`` when no ``comparison`` record carries a ``sequential`` object (live verdicts
+        off, or a single learner).
+    """
+    keys = [key for key, series in data.comparisons.items()
+            if any(r.get("sequential") for r in series)]
+    if not keys:
+        return None
+    colors = _colors([f"{a} vs {b}" for _, a, b in keys])
+    figure = _new_figure((FIGSIZE[0], 1.6 + 2.9 * len(keys)))
+    axes = figure.subplots(len(keys), 1, sharex=True, squeeze=False)[:, 0]
+    for ax, (measure, a, b) in zip(axes, keys):
+        series = [r for r in data.comparisons[measure, a, b] if r.get("sequential")]
+        seq = [r["sequential"] for r in series]
+        positions = [r["position"] for r in series]
+        color = colors[f"{a} vs {b}"]
+        confidence = 1 - seq[-1]["alpha"]
+        ax.fill_between(positions, [_number(q["lower"]) for q in seq],
+                        [_number(q["upper"]) for q in seq], color=color, alpha=0.3, lw=0,
+                        label=f"interval: {confidence:.4g} confidence,\nat every position at once")
+        ax.plot(positions, [q["sum"] / q["n"] if q["n"] else math.nan for q in seq],
+                color=color, lw=1.5, label="observed mean difference")
+        ax.axhline(0.0, color="black", lw=0.9, label="no difference")
+        decided = first_decided(data, measure, a, b)
+        if decided is not None:
+            ax.axvline(decided, color="crimson", lw=1.2, ls="--",
+                       label=f"first decided at position {decided:,}")
+        for y, va, name in ((0.97, "top", b), (0.03, "bottom", a)):
+            ax.text(0.99, y, f"{'above' if name == b else 'below'} 0: "
+                             f"{BETTER.format(name=name)}",
+                    transform=ax.transAxes, va=va, ha="right", fontsize="small", color="dimgray")
+        last = series[-1]
+        ax.set_title(f"{measure}, {a} vs {b}, at position {last['position']:,}: "
+                     + sequential_text(seq[-1]["verdict"], a, b, seq[-1]["lower"],
+                                       seq[-1]["upper"]),
+                     fontsize="small", loc="left")
+        _finish_axes(ax, f"error({a}) − error({b})")
+        _legend(ax)
+    figure.suptitle(f"live verdicts on stream {data.stream}: models, any time "
+                    f"(docs/method.md §12)\n{_setup(data.first)}", fontsize="medium")
+    axes[-1].set_xlabel(f"position in stream {data.stream} (examples)")
+    return figure
+
+
 def cliques(ranks: Sequence[float], cd: float) -> list[tuple[int, int]]:
     """Maximal runs ``(i, j)`` of the sorted ranks whose spread ``ranks[j] - ranks[i]`` is less
     than ``cd``: the groups a CD diagram joins with a bar (no significant difference inside).
@@ -395,6 +478,9 @@ def stream_figures(data: StreamRecords, measures: Sequence[str]) -> dict[str, An
     pvalues = pvalues_figure(data)
     if pvalues is not None:
         figures[f"{stem}-pvalues"] = pvalues
+    verdicts = verdicts_figure(data)
+    if verdicts is not None:
+        figures[f"{stem}-verdicts"] = verdicts
     for measure, ranking in data.rankings.items():
         cd = cd_figure(ranking, data.alpha)
         if cd is not None:
@@ -428,21 +514,35 @@ def plot_records(records: Iterable[Record], out_dir: str | os.PathLike[str] = "p
     ValueError
         On an unknown format, or when the records hold no ``measures`` record.
     """
-    unknown = [f for f in formats if f not in FORMATS]
-    if unknown:
-        raise ValueError(f"unknown format(s) {', '.join(unknown)}; choose from {', '.join(FORMATS)}")
+    _check_formats(formats)
     streams = group_by_stream(records)
     if not streams:
         raise ValueError("no measures records to plot")
+    written: list[Path] = []
+    for data in streams.values():
+        written += save_figures(stream_figures(data, measures), out_dir, formats)
+    return written
+
+
+def _check_formats(formats: Sequence[str]) -> None:
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown:
+        raise ValueError(f"unknown format(s) {', '.join(unknown)}; choose from {', '.join(FORMATS)}")
+
+
+def save_figures(figures: dict[str, Any], out_dir: str | os.PathLike[str],
+                 formats: Sequence[str] = ("png",)) -> list[Path]:
+    """Write figures by file stem (:func:`stream_figures`) as ``<out_dir>/<stem>.<format>``;
+    the folder is created if missing. Returns the files written, in order."""
+    _check_formats(formats)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    for data in streams.values():
-        for stem, figure in stream_figures(data, measures).items():
-            for fmt in formats:
-                path = out / f"{stem}.{fmt}"
-                figure.savefig(path, dpi=DPI, format=fmt)
-                written.append(path)
+    for stem, figure in figures.items():
+        for fmt in formats:
+            path = out / f"{stem}.{fmt}"
+            figure.savefig(path, dpi=DPI, format=fmt)
+            written.append(path)
     return written
 
 

@@ -47,7 +47,8 @@ def load_schema() -> dict[str, Any]:
     -------
     dict
         A draft 2020-12 schema: a ``oneOf`` over ``$defs/<type>`` for the record types
-        ``measures``, ``comparison``, ``ranking``, ``alarm``, ``rejected`` and ``summary``.
+        ``measures``, ``comparison``, ``verdict``, ``ranking``, ``alarm``, ``learner_error``,
+        ``rejected`` and ``summary``.
 
     Examples
     --------
@@ -55,7 +56,7 @@ def load_schema() -> dict[str, Any]:
     >>> schema["$schema"]
     'https://json-schema.org/draft/2020-12/schema'
     >>> sorted(ref["$ref"].split("/")[-1] for ref in schema["oneOf"])
-    ['alarm', 'comparison', 'measures', 'ranking', 'rejected', 'summary']
+    ['alarm', 'comparison', 'learner_error', 'measures', 'ranking', 'rejected', 'summary', 'verdict']
     """
     return json.loads(_schema_text())
 
@@ -147,6 +148,36 @@ def validate_record(record: Any) -> None:
         raise RecordError(f"{_describe(record)}: {at}{error.message}")
 
 
+@functools.lru_cache(maxsize=1)
+def _required_fields() -> dict[str, frozenset[str]]:
+    defs = load_schema()["$defs"]
+    return {kind: frozenset(defs[kind]["required"]) for kind in record_types()}
+
+
+def check_shape(record: Any) -> None:
+    """The cheap part of :func:`validate_record`: a known ``type``, schema 1, no required field
+    missing. What a reader needs before it indexes a record's fields.
+
+    >>> check_shape({"schema": 1, "type": "alarm", "stream": "s"})
+    Traceback (most recent call last):
+    ...
+    foldstream.job.tools.schema.RecordError: alarm record (stream 's'): missing fields detector, fold, learner, position, quantity
+    """
+    if not isinstance(record, dict):
+        raise RecordError(f"a record must be a JSON object, got {type(record).__name__}")
+    kind = record.get("type")
+    required = _required_fields().get(kind) if isinstance(kind, str) else None
+    if required is None:
+        raise RecordError(f"{_describe(record)}: unknown type {kind!r}; "
+                          f"expected one of {', '.join(record_types())}")
+    if record.get("schema") != 1:
+        raise RecordError(f"{_describe(record)}: schema {record.get('schema')!r} is not 1, "
+                          f"the version this foldstream reads")
+    missing = required.difference(record)
+    if missing:
+        raise RecordError(f"{_describe(record)}: missing fields {', '.join(sorted(missing))}")
+
+
 # ----------------------------------------------------------------------------- reading back
 @dataclass(frozen=True)
 class RecordSource:
@@ -198,8 +229,14 @@ class RecordReader:
     poll_interval : float
         Seconds between looks for more input when following.
     on_skip : callable, optional
-        Called with a message for every line or message that is not a JSON object (skipped);
-        default: nothing. :attr:`skipped` counts them either way.
+        Called with a message for every line or message that is skipped; default: nothing.
+        :attr:`skipped` counts them either way.
+    check : bool
+        ``True`` (default): skip, as well, every JSON object that is not a record of the
+        contract in shape (:func:`check_shape`: no or an unknown ``type``, another ``schema``
+        version, a required field missing), so that a reader never meets a ``KeyError`` on a
+        foreign or damaged line; the full check is :func:`validate_record`, ~100 times slower.
+        ``False``: every JSON object is yielded (``foldstream schema --check`` reports them).
 
     Examples
     --------
@@ -207,17 +244,19 @@ class RecordReader:
     >>> with tempfile.TemporaryDirectory() as folder:
     ...     path = Path(folder) / "m.jsonl"
     ...     _ = path.write_text('{"type": "alarm"}\\nnot json\\n{"type": "summary"}')
-    ...     reader = RecordReader(path)
-    ...     [r["type"] for r in reader], reader.skipped
-    (['alarm', 'summary'], 1)
+    ...     reader = RecordReader(path, check=False)
+    ...     [r["type"] for r in reader], reader.skipped, len(list(RecordReader(path)))
+    (['alarm', 'summary'], 1, 0)
     """
 
     def __init__(self, source: str | os.PathLike[str] | RecordSource, *, follow: bool = False,
-                 poll_interval: float = 0.5, on_skip: Callable[[str], None] | None = None):
+                 poll_interval: float = 0.5, on_skip: Callable[[str], None] | None = None,
+                 check: bool = True):
         self.source = source if isinstance(source, RecordSource) else RecordSource.parse(source)
         self.follow = follow
         self.poll_interval = poll_interval
         self.on_skip = on_skip
+        self.check = check
         self.skipped = 0
 
     def __iter__(self) -> Iterator[Record]:
@@ -241,6 +280,11 @@ class RecordReader:
             return self._skip(f"{where}: not JSON ({error})")
         if not isinstance(record, dict):
             return self._skip(f"{where}: not a JSON object")
+        if self.check:
+            try:
+                check_shape(record)
+            except RecordError as error:
+                return self._skip(f"{where}: {error}")
         return record
 
     def _skip(self, message: str) -> None:
@@ -340,9 +384,9 @@ def _replaced(path: Path, handle) -> bool:
 
 
 def read_records(source: str | os.PathLike[str] | RecordSource,
-                 on_skip: Callable[[str], None] | None = None) -> list[Record]:
+                 on_skip: Callable[[str], None] | None = None, check: bool = True) -> list[Record]:
     """Every record of a file or topic, to its current end (see :class:`RecordReader`)."""
-    return list(RecordReader(source, on_skip=on_skip))
+    return list(RecordReader(source, on_skip=on_skip, check=check))
 
 
 def describe_window(window: dict[str, Any]) -> str:
@@ -372,7 +416,7 @@ def check_files(paths: list[str], out=None, limit: int = 10) -> int:
 
     for path in paths:
         checked = 0
-        for record in RecordReader(path, on_skip=report):
+        for record in RecordReader(path, on_skip=report, check=False):
             checked += 1
             try:
                 validate_record(record)
@@ -392,6 +436,7 @@ def main(args) -> int:
     return 0
 
 
-__all__ = ["RecordError", "RecordReader", "RecordSource", "describe_window", "load_schema",
+__all__ = ["RecordError", "RecordReader", "RecordSource", "check_shape", "describe_window",
+           "load_schema",
            "read_records",
            "record_types", "validate_record"]

@@ -1,14 +1,24 @@
-"""What a person sees in the terminal: a progress bar while a run goes, tables when it ends."""
+"""What a person sees in the terminal: a progress bar while a run goes, tables when it ends.
+
+The number formats, the verdict's markup and the table of paired tests live here once;
+``foldstream watch`` (:mod:`.watch`) shows its live tables with them.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, \
     TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
+
+from foldstream.operators.records import Record
+from foldstream.operators.sequential import UNDECIDED
+from foldstream.operators.verdicts import FoldVerdict, fold_verdict, sequential_text
 
 SUMMARY_MEASURES = ("accuracy", "kappa", "kappa_m", "kappa_per", "kappa_plus")
 
@@ -28,8 +38,35 @@ def progress_bar(total: int | None, enabled: bool, console: Console) -> Iterator
         yield lambda n: progress.update(task, completed=n)
 
 
-def _fmt(value: float | None, digits: int = 3) -> str:
+def fmt(value: float | None, digits: int = 3) -> str:
+    """A number with ``digits`` decimals, or a dash for an undefined one.
+
+    >>> fmt(0.12345), fmt(None), fmt(1234.5, 0)
+    ('0.123', '—', '1234')
+    """
     return "—" if value is None else f"{value:.{digits}f}"
+
+
+def fmt_p(value: float | None) -> str:
+    """A p-value: four decimals, or scientific notation when smaller.
+
+    >>> fmt_p(0.0123), fmt_p(2.5e-7), fmt_p(None)
+    ('0.0123', '2.5e-07', '—')
+    """
+    if value is None:
+        return "—"
+    return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
+
+
+def verdict_markup(verdict: FoldVerdict) -> str:
+    """A verdict's text as rich markup: green when it names the better learner.
+
+    >>> from foldstream.operators.verdicts import FoldVerdict
+    >>> verdict_markup(FoldVerdict("nb", ("sign test",), "nb better (…)"))
+    '[green]nb better (…)[/]'
+    """
+    text = escape(verdict.text)
+    return f"[green]{text}[/]" if verdict.better is not None else text
 
 
 def measures_table(summary: dict[str, Any]) -> Table:
@@ -43,27 +80,54 @@ def measures_table(summary: dict[str, Any]) -> Table:
         cells = []
         for name in SUMMARY_MEASURES:
             value = record["values"].get(name, {})
-            cells.append(f"{_fmt(value.get('mean'))}±{_fmt(value.get('std'))}")
+            cells.append(f"{fmt(value.get('mean'))}±{fmt(value.get('std'))}")
         table.add_row(record["learner"], *cells)
     return table
 
 
-def comparisons_table(comparisons: list[dict[str, Any]]) -> Table:
+def sequential_markup(record: Record) -> str:
+    """The live verdict of a ``comparison`` record (its ``sequential`` object, docs/method.md
+    §12) as rich markup, green when decided; empty when the record carries none.
+
+    The words are :func:`~foldstream.operators.verdicts.sequential_text`'s.
+
+    >>> record = {"a": "ht", "b": "nb", "sequential": {"verdict": "b_better", "lower": 0.0067,
+    ...           "upper": 0.0333, "n": 900, "sum": 18.0, "variance": 20.0, "alpha": 0.05}}
+    >>> sequential_markup(record)
+    '[green]nb better (models, any time: error(ht) - error(nb) in [0.0067, 0.0333])[/]'
+    >>> sequential_markup({"a": "ht", "b": "nb"})
+    ''
+    """
+    sequential = record.get("sequential")
+    if not sequential:
+        return ""
+    text = escape(sequential_text(sequential["verdict"], record["a"], record["b"],
+                                  sequential["lower"], sequential["upper"]))
+    return text if sequential["verdict"] == UNDECIDED else f"[green]{text}[/]"
+
+
+def comparisons_table(comparisons: Sequence[Record], measures: Mapping[str, Record] | None = None,
+                      title: str = "paired tests over folds at the last report") -> Table:
+    """The paired fold tests of ``comparison`` records, one row each, with their verdict.
+
+    ``measures`` (the latest ``measures`` record per learner) gives a rejecting Wilcoxon test
+    its direction (:func:`~foldstream.operators.verdicts.fold_verdict`). When a record carries
+    a live verdict (``sequential``, docs/method.md §12), a last column shows it with its
+    interval (:func:`sequential_markup`); each verdict names the question it answers. Without
+    live verdicts the column is left out.
+    """
     alpha = comparisons[0]["alpha"] if comparisons else 0.05
-    table = Table(title=f"paired tests over folds at the last report (α = {alpha})")
-    for column in ("measure", "a vs b", "wilcoxon p", "sign p", "wins", "verdict"):
+    live = any(record.get("sequential") for record in comparisons)
+    table = Table(title=f"{title} (α = {alpha})", title_justify="left")
+    columns = ["measure", "a vs b", "Wilcoxon p", "sign p", "wins", "verdict"]
+    for column in columns + (["live verdict"] if live else []):
         table.add_column(column, justify="right" if column.endswith(("p", "wins")) else "left")
     for record in comparisons:
         w, s = record["wilcoxon"], record["sign"]
-        if w["p_value"] is None:
-            verdict = "no difference"
-        elif w["reject"]:
-            better = record["a"] if s["wins_a"] > s["wins_b"] else record["b"]
-            verdict = f"[green]{better} better[/]"
-        else:
-            verdict = "no significant difference"
-        table.add_row(record["measure"], f"{record['a']} vs {record['b']}", _fmt(w["p_value"], 4),
-                      _fmt(s["p_value"], 4), f"{s['wins_a']}:{s['wins_b']}", verdict)
+        cells = [escape(record["measure"]), escape(f"{record['a']} vs {record['b']}"),
+                 fmt_p(w["p_value"]), fmt_p(s["p_value"]), f"{s['wins_a']}:{s['wins_b']}",
+                 verdict_markup(fold_verdict(record, measures))]
+        table.add_row(*cells, *([sequential_markup(record)] if live else []))
     return table
 
 
@@ -73,7 +137,8 @@ def print_summary(console: Console, summaries: list[dict[str, Any]],
         console.print(measures_table(summary))
         comparisons = last_comparisons.get(summary["stream"], [])
         if comparisons:
-            console.print(comparisons_table(comparisons))
+            measures = {record["learner"]: record for record in summary["measures"]}
+            console.print(comparisons_table(comparisons, measures))
         console.print(
             f"{summary['examples_read']} records read, {summary['examples_rejected']} rejected, "
             f"{summary['wall_time_s']:.1f} s ({summary['examples_per_second'] or 0:.0f} examples/s)"

@@ -22,23 +22,15 @@ from rich.table import Table
 from rich.text import Text
 
 from foldstream.job.tools.schema import RecordReader, describe_window
+from foldstream.job.tools.tables import comparisons_table, fmt, fmt_p
 from foldstream.operators.records import Record
+from foldstream.operators.sequential import UNDECIDED
+from foldstream.operators.verdicts import sequential_text
 
 
 DEFAULT_MEASURES = ("accuracy", "kappa_m")
 RATE_HORIZON_S = 10.0  # the input rate is measured over the last this many seconds
 RATE_MIN_SPAN_S = 1.0  # and not at all before records have come in for this long
-
-
-def _fmt(value: float | None, digits: int = 3) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
-
-
-def _p(value: float | None) -> str:
-    """A p-value: four decimals, or scientific notation when smaller."""
-    if value is None:
-        return "—"
-    return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
 
 
 @dataclass
@@ -75,7 +67,9 @@ class StreamView:
     rankings: dict[str, Record] = field(default_factory=dict)
     alarms: deque = field(default_factory=lambda: deque(maxlen=6))
     alarm_count: int = 0
+    verdicts: dict[tuple[str, str], Record] = field(default_factory=dict)  # latest change per pair
     rejected: int = 0
+    learner_errors: list[Record] = field(default_factory=list)  # quarantined learner replicas
     summary: Record | None = None
     meter: RateMeter = field(default_factory=RateMeter)
 
@@ -139,6 +133,10 @@ class WatchState:
             view.alarm_count += 1
         elif kind == "rejected":
             view.rejected += 1
+        elif kind == "learner_error":
+            view.learner_errors.append(record)
+        elif kind == "verdict":
+            view.verdicts[(record["a"], record["b"])] = record
         elif kind == "summary":
             view.summary = record
         else:
@@ -168,15 +166,20 @@ class WatchState:
         parts: list[RenderableType] = [self._measures_table(view), self._setup(view)]
         if view.comparisons:
             parts.append(self._comparisons_table(view))
+        parts.extend(self._verdict_line(record) for record in view.verdicts.values())
         for ranking in view.rankings.values():
             parts.append(self._ranking_line(ranking))
         parts.append(self._alarms_table(view) if view.alarms else
                      Text("no alarms yet", style="dim"))
+        for e in view.learner_errors:
+            parts.append(Text(f"learner {e['learner']} fold {e['fold']} failed at "
+                              f"{e['position']:,} ({e['phase']}): {e['error']}; its predictions "
+                              f"count as wrong from there", style="red"))
         if view.summary is not None:
             s = view.summary
             parts.append(Text(
                 f"finished: {s['examples_read']} records read, {s['examples_rejected']} rejected, "
-                f"{s['wall_time_s']:.1f} s ({_fmt(s['examples_per_second'], 0)} examples/s)",
+                f"{s['wall_time_s']:.1f} s ({fmt(s['examples_per_second'], 0)} examples/s)",
                 style="green"))
         return parts
 
@@ -211,28 +214,37 @@ class WatchState:
             for measure in self.measures:
                 value = record["values"].get(measure)
                 cells.append("n/a" if value is None else
-                             f"{_fmt(value['mean'])} ± {_fmt(value['std'])}")
+                             f"{fmt(value['mean'])} ± {fmt(value['std'])}")
             sizes = record["window_size"]
             table.add_row(name, f"{record['position']:,}", *cells,
                           f"{sum(sizes) / len(sizes):,.0f}")
         return table
 
     def _comparisons_table(self, view: StreamView) -> Table:
-        alpha = next(iter(view.comparisons.values()))["alpha"]
-        table = Table(title=f"paired tests over folds (α = {alpha})", title_justify="left")
-        for column in ("measure", "pair", "Wilcoxon p", "sign p", "wins", "verdict"):
-            table.add_column(column, justify="right" if column.endswith(("p", "wins")) else "left")
-        for (measure, a, b), record in sorted(view.comparisons.items(), key=self._by_measure):
-            w, s = record["wilcoxon"], record["sign"]
-            table.add_row(escape(measure), f"{a} vs {b}", _p(w["p_value"]), _p(s["p_value"]),
-                          f"{s['wins_a']}:{s['wins_b']}", verdict(record, view.measures))
-        return table
+        records = [record for _, record in sorted(view.comparisons.items(), key=self._by_measure)]
+        return comparisons_table(records, view.measures, "paired tests over folds")
 
     def _by_measure(self, item) -> tuple[int, str]:
         """Comparisons of the measures shown first, in their order; pairs in report order."""
         measure = item[0][0]
         return (self.measures.index(measure) if measure in self.measures else len(self.measures),
                 measure)
+
+    @staticmethod
+    def _verdict_line(record: Record) -> Text:
+        """The latest change of a pair's live verdict (a ``verdict`` record, docs/method.md §12),
+        in :func:`~foldstream.operators.verdicts.sequential_text`'s words.
+
+        >>> line = WatchState._verdict_line({"type": "verdict", "position": 700, "a": "ht",
+        ...     "b": "nb", "measure": "accuracy", "verdict": "a_better", "previous": "undecided",
+        ...     "lower": -0.05, "upper": -0.01, "n": 700, "alpha": 0.05}).plain
+        >>> line.split(" (")[0], line.endswith("error(ht) - error(nb) in [-0.0500, -0.0100])")
+        ('live verdict since position 700: ht better', True)
+        """
+        text = sequential_text(record["verdict"], record["a"], record["b"], record["lower"],
+                               record["upper"])
+        return Text(f"live verdict since position {record['position']:,}: {text}",
+                    style="green" if record["verdict"] != UNDECIDED else "")
 
     @staticmethod
     def _ranking_line(ranking: Record) -> Text:
@@ -242,7 +254,7 @@ class WatchState:
         cd = ranking["critical_difference"]
         return Text(f"average ranks of {ranking['measure']} (1 = best): "
                     + ", ".join(f"{n} {r:.2f}" for r, n in ranks)
-                    + f"; Nemenyi CD {_fmt(cd, 2)}; Friedman p {_p(friedman)}")
+                    + f"; Nemenyi CD {fmt(cd, 2)}; Friedman p {fmt_p(friedman)}")
 
     def _alarms_table(self, view: StreamView) -> Table:
         table = Table(title=f"latest alarms ({view.alarm_count} in all)", title_justify="left")
@@ -252,41 +264,6 @@ class WatchState:
             table.add_row(f"{alarm['position']:,}", alarm["learner"], str(alarm["fold"]),
                           alarm["detector"])
         return table
-
-
-def verdict(comparison: Record, measures: dict[str, Record] | None = None) -> str:
-    """What the paired tests say about a pair, in words, with rich markup.
-
-    The better learner is the one that wins more folds (the sign test's count), or failing
-    that, the one with the higher mean.
-
-    Examples
-    --------
-    >>> verdict({"a": "x", "b": "y", "measure": "accuracy",
-    ...          "wilcoxon": {"p_value": 0.002, "reject": True},
-    ...          "sign": {"wins_a": 1, "wins_b": 9, "p_value": 0.02, "reject": True}})
-    '[green]y better (both tests)[/]'
-    """
-    w, s = comparison["wilcoxon"], comparison["sign"]
-    if w["p_value"] is None and s["p_value"] is None:
-        return "[dim]undefined (no fold differs)[/]"
-    rejected = [name for name, test in (("Wilcoxon", w), ("sign", s)) if test["reject"]]
-    if not rejected:
-        return "no significant difference"
-    better = _better(comparison, measures or {})
-    tests = "both tests" if len(rejected) == 2 else f"{rejected[0]} only"
-    return f"[green]{better} better ({tests})[/]"
-
-
-def _better(comparison: Record, measures: dict[str, Record]) -> str:
-    a, b, s = comparison["a"], comparison["b"], comparison["sign"]
-    if s["wins_a"] != s["wins_b"]:
-        return a if s["wins_a"] > s["wins_b"] else b
-    means = [measures.get(n, {}).get("values", {}).get(comparison["measure"], {}).get("mean")
-             for n in (a, b)]
-    if None not in means and means[0] != means[1]:
-        return a if means[0] > means[1] else b
-    return f"{a} or {b}"
 
 
 def watch(source: str, measures: Sequence[str] = DEFAULT_MEASURES, *, follow: bool = True,

@@ -17,16 +17,24 @@ Examples reach the fan-out as raw text and are parsed there, keyed by stream in 
 row crosses from Java into Python once before it is batched, a client item twice (the ``items``
 map looks it up by its sequence number), never pickled.
 A bounded input ends with Flink's final watermark, which fires an event-time timer registered at
-the end of time in each stream's fan-out: it flushes the last batch, marked final.
+the end of time in each stream's fan-out: it flushes the last batch, marked final. An unbounded
+input flushes a partial batch every ``engine.flush_ms`` by a chain of processing-time timers,
+which each worker starts again on a stream's first element: after a restore from a checkpoint
+the restored timers do not fire (tests/test_resume.py found the last report missing).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
+import signal
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Iterable, Iterator
 
 from pyflink.common import Row, Types
@@ -121,10 +129,30 @@ class _StreamHead:
     read: int = 0
     rejected: int = 0
     started: float = field(default_factory=time.time)
+    flush_due: int | None = None  # the flush timer of the current chain (unbounded input)
 
 
-class FanOutFunction(KeyedProcessFunction):
+class _KeyedStateFunction(KeyedProcessFunction):
+    """A keyed function whose stage objects live in one pickled ``ValueState`` per key, named
+    :attr:`STATE` (the name a checkpoint stores it under). The descriptor is made in ``open()``,
+    on the worker, as PyFlink wants it."""
+
+    STATE = ""
+
+    def open(self, runtime_context: RuntimeContext):
+        skip_state_sampler_thread()
+        self.state = runtime_context.get_state(ValueStateDescriptor(self.STATE, PICKLED))
+
+    def _stored(self, create):
+        """The current key's state, or ``create()`` for a key seen for the first time."""
+        value = self.state.value()
+        return create() if value is None else value
+
+
+class FanOutFunction(_KeyedStateFunction):
     """Keyed by stream: positions, micro-batches and the k-fold fan-out of one stream."""
+
+    STATE = "stream"
 
     def __init__(self, plans: Plans, parallelism: int, flush_ms: int | None, keying: str,
                  decode):
@@ -134,21 +162,33 @@ class FanOutFunction(KeyedProcessFunction):
         self.flush_ms = flush_ms  # None: bounded input, no timer flushes
         self.keying = keying
 
+    def _start(self, ctx: KeyedProcessFunction.Context) -> _StreamHead:
+        """A stream's first element: its batcher and fan-out, and the timers that flush them."""
+        stream, p = ctx.get_current_key(), self.plans
+        head = _StreamHead(p.batcher(stream), p.fan_out(stream),
+                           learner_targets(stream, p, self.parallelism, self.keying))
+        ctx.timer_service().register_event_time_timer(END_OF_INPUT)
+        return head
+
     def open(self, runtime_context: RuntimeContext):
-        skip_state_sampler_thread()
-        self.state = runtime_context.get_state(ValueStateDescriptor("stream", PICKLED))
+        super().open(runtime_context)
+        self.armed: set[str] = set()  # the streams whose flush timer this worker has set
+
+    def _arm(self, head: _StreamHead, ctx) -> None:
+        """Start a chain of flush timers for the current stream, once per worker: on a
+        stream's first element, and on its first element after a restore from a checkpoint,
+        whose restored timers did not fire again (the issue: a resumed run never flushed its
+        last partial batch, so its last report never came). An older chain stops at its next
+        timer (:meth:`on_timer` goes on only with the timer of :attr:`_StreamHead.flush_due`)."""
+        if not self.flush_ms or head.batcher.stream in self.armed:
+            return
+        self.armed.add(head.batcher.stream)
+        head.flush_due = ctx.timer_service().current_processing_time() + self.flush_ms
+        ctx.timer_service().register_processing_time_timer(head.flush_due)
 
     def process_element(self, row, ctx: KeyedProcessFunction.Context):
-        head: _StreamHead | None = self.state.value()
-        stream = ctx.get_current_key()
-        if head is None:
-            p = self.plans
-            head = _StreamHead(p.batcher(stream), p.fan_out(stream),
-                               learner_targets(stream, p, self.parallelism, self.keying))
-            ctx.timer_service().register_event_time_timer(END_OF_INPUT)
-            if self.flush_ms:
-                ctx.timer_service().register_processing_time_timer(
-                    ctx.timer_service().current_processing_time() + self.flush_ms)
+        head: _StreamHead = self._stored(lambda: self._start(ctx))
+        self._arm(head, ctx)
         for item in self.decode(row):
             head.read += 1
             if trace.TRACE_FILE and head.read % 100 == 0:
@@ -156,7 +196,7 @@ class FanOutFunction(KeyedProcessFunction):
             if isinstance(item, Rejected):
                 head.rejected += 1
                 item.position = head.batcher.position
-                yield DEAD_LETTERS, dumps(rejected_record(item))
+                yield DEAD_LETTERS, dumps(rejected_record(item, self.plans.dead_letter_max_bytes))
             else:
                 for batch in head.batcher.add(item):
                     yield from self._fan_out(head, batch)
@@ -169,11 +209,15 @@ class FanOutFunction(KeyedProcessFunction):
         if timestamp == END_OF_INPUT:
             for batch in head.batcher.flush(final=True):
                 yield from self._fan_out(head, batch)
-            yield STREAM_ENDS, StreamEnd(head.batcher.stream, head.read, head.rejected, head.started)
+            if head.batcher.stream:  # "": the messages rejected for their key, no stream
+                yield STREAM_ENDS, StreamEnd(head.batcher.stream, head.read, head.rejected,
+                                             head.started)
         else:  # a quiet unbounded stream still reports what it has
             for batch in head.batcher.flush(final=False):
                 yield from self._fan_out(head, batch)
-            ctx.timer_service().register_processing_time_timer(timestamp + self.flush_ms)
+            if timestamp == getattr(head, "flush_due", timestamp):  # the current chain
+                head.flush_due = timestamp + self.flush_ms
+                ctx.timer_service().register_processing_time_timer(head.flush_due)
         self.state.update(head)
 
     @staticmethod
@@ -203,7 +247,7 @@ class _FoldState:
     evaluator: FoldEvaluator | None
 
 
-class FoldFunction(KeyedProcessFunction):
+class FoldFunction(_KeyedStateFunction):
     """Keyed by route: the learner tasks of one fold of one stream.
 
     With ``fold`` keying a key hosts every learner of the fold and the fold's evaluator, and
@@ -211,22 +255,22 @@ class FoldFunction(KeyedProcessFunction):
     predictions, routed to the fold's :class:`EvaluatorFunction`.
     """
 
+    STATE = "fold"
+
     def __init__(self, plans: Plans, parallelism: int):
         self.plans = plans
         self.parallelism = parallelism
 
-    def open(self, runtime_context: RuntimeContext):
-        skip_state_sampler_thread()
-        self.state = runtime_context.get_state(ValueStateDescriptor("fold", PICKLED))
+    def _start(self, learner: int | None, batch: FoldBatch) -> _FoldState:
+        p = self.plans
+        learners = range(len(p.learners)) if learner is None else [learner]
+        return _FoldState({l: p.learner_task(l, batch.fold) for l in learners},
+                          p.fold_evaluator(batch.stream, batch.fold) if learner is None else None)
 
     def process_element(self, routed, ctx):
         _, learner, batch = routed
         p = self.plans
-        state: _FoldState | None = self.state.value()
-        if state is None:
-            learners = range(len(p.learners)) if learner is None else [learner]
-            state = _FoldState({l: p.learner_task(l, batch.fold) for l in learners},
-                               p.fold_evaluator(batch.stream, batch.fold) if learner is None else None)
+        state: _FoldState = self._stored(lambda: self._start(learner, batch))
         if state.evaluator is not None:
             if trace.TRACE_FILE and batch.fold == 0:
                 trace.stage("learners-in", batch.stream, batch.start + len(batch))
@@ -240,21 +284,18 @@ class FoldFunction(KeyedProcessFunction):
         self.state.update(state)
 
 
-class EvaluatorFunction(KeyedProcessFunction):
+class EvaluatorFunction(_KeyedStateFunction):
     """Keyed by fold route (``learner_fold`` keying): joins the learners' predictions of a fold."""
+
+    STATE = "evaluator"
 
     def __init__(self, plans: Plans):
         self.plans = plans
 
-    def open(self, runtime_context: RuntimeContext):
-        skip_state_sampler_thread()
-        self.state = runtime_context.get_state(ValueStateDescriptor("evaluator", PICKLED))
-
     def process_element(self, routed, ctx):
         _, predictions = routed
-        evaluator: FoldEvaluator | None = self.state.value()
-        if evaluator is None:
-            evaluator = self.plans.fold_evaluator(predictions.stream, predictions.fold)
+        evaluator: FoldEvaluator = self._stored(
+            lambda: self.plans.fold_evaluator(predictions.stream, predictions.fold))
         yield from evaluator.add(predictions)
         self.state.update(evaluator)
 
@@ -266,20 +307,17 @@ class _AggregatorState:
     summarized: bool = False
 
 
-class AggregatorFunction(KeyedProcessFunction):
+class AggregatorFunction(_KeyedStateFunction):
     """Keyed by stream: the k fold reports of a position become the output records (JSON)."""
+
+    STATE = "aggregator"
 
     def __init__(self, plans: Plans):
         self.plans = plans
 
-    def open(self, runtime_context: RuntimeContext):
-        skip_state_sampler_thread()
-        self.state = runtime_context.get_state(ValueStateDescriptor("aggregator", PICKLED))
-
     def process_element(self, message, ctx):
-        state: _AggregatorState | None = self.state.value()
-        if state is None:
-            state = _AggregatorState(self.plans.aggregator(ctx.get_current_key()))
+        state: _AggregatorState = self._stored(
+            lambda: _AggregatorState(self.plans.aggregator(ctx.get_current_key())))
         if isinstance(message, FoldReport):
             for record in state.aggregator.add(message):
                 if trace.TRACE_FILE and record["type"] == "measures":
@@ -353,10 +391,39 @@ class _ItemAt:
         return Row(*self.items[index])
 
 
+#: The most a file or generator input may weigh, pickled, on the Flink engine: py4j (PyFlink's
+#: Python-to-Java bridge) base64-encodes the bytes of a Python function, and its Java decoder
+#: computes the decoded length as ``characters * 6`` in a 32-bit int, which overflows past
+#: 2**28 bytes (measured: 265 MB of items ship, 269 MB fail with NegativeArraySizeException).
+MAX_SHIPPED_BYTES = 1 << 28
+
+
+def shipped_bytes(items: list[tuple[str, str]]) -> int:
+    """An upper bound of the size of ``items`` pickled into the job graph (see
+    :data:`MAX_SHIPPED_BYTES`): their UTF-8 bytes and at most 16 bytes of pickle opcodes each.
+
+    >>> import cloudpickle
+    >>> items = [("elec", '{"x": %d, "y": "é"}' % i) for i in range(1000)]
+    >>> len(cloudpickle.dumps(_ItemAt(items))) <= shipped_bytes(items) < 60_000
+    True
+    """
+    return sum(len(stream.encode()) + len(text.encode()) + 16 for stream, text in items)
+
+
 def _keyed_items(env, items: list[tuple[str, str]]):
     """The client's items as a checkpointable, ordered stream of their texts, keyed by stream
     (in Java, like the Kafka rows: one Java-Python round trip less per example than ``key_by``
     with a Python selector).
+
+    The items travel inside the job graph: the client reads the whole file (or runs the
+    generator) into memory, and the ``items`` map function carries the list, pickled with the
+    function when the job is built. The source is a ``NumberSequenceSource`` of ``0 .. n-1``,
+    and the map looks each number up in the list. So no TaskManager reads the file (the engine
+    runs on the local mini-cluster, where client and TaskManagers share a machine; a job on a
+    cluster reads Kafka), and the input must fit: at most :data:`MAX_SHIPPED_BYTES` (256 MiB,
+    about 1.2 million examples of Electricity's size, 218 bytes each) pickled, checked by
+    :func:`run` before Flink starts, and held several times over meanwhile (the client's list
+    and pickle, the JVM's copies in the job graph, the Python worker's list).
 
     ``from_collection`` would be simpler, but after a failure it replays from the first element
     while keyed state resumes from the checkpoint; a ``NumberSequenceSource`` checkpoints its
@@ -425,7 +492,11 @@ def stream_key_sql(stream: str | None, streams: list[str] | None) -> str:
     return f"CASE WHEN `key` IS NULL OR `key` = '' THEN {default} WHEN {known} THEN `key` ELSE '' END"
 
 
-def make_environment(config: Config) -> StreamExecutionEnvironment:
+def make_environment(config: Config, restore: str | None = None,
+                     checkpoint_dir: Path | None = None) -> StreamExecutionEnvironment:
+    """The environment of a run: ``restore``, a retained checkpoint to resume from
+    (:func:`resume_point`); ``checkpoint_dir``, where checkpoints are written and retained
+    (``None``: Flink's configuration decides, as on a cluster)."""
     from foldstream.job.engines.flink.deps import DependencyError
     from foldstream.job.engines.flink.env import make_env
 
@@ -466,27 +537,277 @@ def make_environment(config: Config) -> StreamExecutionEnvironment:
             "restart-strategy.fixed-delay.attempts": str(config.engine.restart_attempts),
             "restart-strategy.fixed-delay.delay": "1 s",
         })
+    if interval and checkpoint_dir is not None:
+        settings.update({
+            # kept after a crash or a cancel, for `foldstream run --resume` (Flink keeps the
+            # latest completed one and deletes those it subsumes)
+            "execution.checkpointing.dir": checkpoint_dir.as_uri(),
+            "execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",
+        })
+    if restore:
+        settings["execution.state-recovery.path"] = restore
     settings.update(config.engine.flink_config)  # make_env writes them as Flink reads them
     return make_env(config.engine.parallelism, jars, settings, config.engine.python_executable)
 
 
-def run(config: Config, emit, dead_letter, on_progress=None) -> None:
-    """Run the job on the local mini-cluster (file/stdout sinks: records come back here)."""
-    items = None if config.source.kind == "kafka" else [encode_item(i) for i in open_source(config)]
+def latest_checkpoint(directory: Path) -> Path | None:
+    """The newest completed checkpoint under ``directory`` (``<job id>/chk-N`` folders; a
+    checkpoint is complete once its ``_metadata`` is written), or ``None``.
+
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> for job, n in (("a", 3), ("b", 7), ("b", 8)):
+    ...     (root / job / f"chk-{n}").mkdir(parents=True)
+    >>> _ = [(root / j / c / "_metadata").write_bytes(b"") for j, c in (("a", "chk-3"), ("b", "chk-7"))]
+    >>> latest_checkpoint(root).relative_to(root).as_posix()  # b/chk-8 is not complete
+    'b/chk-7'
+    """
+    done = [m.parent for m in Path(directory).glob("*/chk-*/_metadata")]
+    return max(done, key=lambda c: (c.stat().st_mtime, int(c.name[4:])), default=None)
+
+
+def resume_point(config: Config, resume: str) -> str:
+    """The checkpoint a ``--resume`` restores: ``resume`` itself (a ``chk-N`` folder or its
+    ``_metadata``), or for ``"latest"`` the newest retained checkpoint of this configuration
+    (:attr:`~foldstream.job.config.Config.checkpoint_dir`); raise ``ConfigError`` if there is
+    none."""
+    from foldstream.job.config import ConfigError
+
+    if resume != "latest":
+        path = Path(resume).expanduser()
+        if not path.exists():
+            raise ConfigError(f"--resume {resume}: no such checkpoint")
+        return str(path.resolve())
+    directory = config.checkpoint_dir
+    if directory is None:
+        raise ConfigError("--resume: this run takes no checkpoints (a bounded or file source "
+                          "without engine.checkpoint_interval_ms)")
+    latest = latest_checkpoint(directory)
+    if latest is None:
+        raise ConfigError(f"--resume: no completed checkpoint of this configuration under "
+                          f"{directory} (engine.checkpoint_dir); did the run reach one?")
+    return str(latest)
+
+
+def check_start(config: Config, restore: str | None) -> None:
+    """Refuse ``source.start: committed`` without a checkpoint to restore: the learners would
+    start afresh at position 0 while the offsets go on, so the records would repeat the
+    identities (stream, position) of earlier ones with different values."""
+    from foldstream.job.config import ConfigError
+
+    if config.source.kind == "kafka" and config.source.start == "committed" and not restore:
+        raise ConfigError("source.start: committed restarts the positions at 0 with fresh "
+                          "learners (records would collide with the earlier run's); resume the "
+                          "run with `foldstream run CONFIG --resume` instead, or start from "
+                          "earliest")
+
+
+#: How long the client waits for a Kafka broker to answer before it gives up (seconds).
+PREFLIGHT_TIMEOUT_S = 5.0
+
+
+def check_kafka(config: Config) -> None:
+    """Raise :class:`~foldstream.connectors.kafka.KafkaUnavailable`, naming the bootstrap servers
+    or the missing topic, unless the Kafka source's and sink's brokers answer and their topics
+    exist. Both entry points call it before Flink starts (and before the end offsets of a
+    bounded source are asked for), so a broker that is down fails in seconds, the same way.
+    """
+    from foldstream.connectors.kafka import check_bootstrap
+
+    source, sink = config.source, config.sink
+    if source.kind == "kafka":
+        check_bootstrap(source.bootstrap_servers, PREFLIGHT_TIMEOUT_S, topics=[source.topic])
+    if sink.kind == "kafka":
+        check_bootstrap(sink.bootstrap_servers, PREFLIGHT_TIMEOUT_S,
+                        topics=[sink.topic, sink.dead_letter_topic])
+
+
+class Interrupted(KeyboardInterrupt):
+    """A Flink run stopped by Ctrl-C (SIGINT) or SIGTERM; :attr:`exit_code` is
+    :data:`foldstream.job.exitcodes.INTERRUPTED` or :data:`~foldstream.job.exitcodes.TERMINATED`.
+
+    >>> Interrupted(15).exit_code, str(Interrupted(2))
+    (143, 'SIGINT')
+    """
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        from foldstream.job import exitcodes
+
+        return exitcodes.INTERRUPTED if self.signum == signal.SIGINT else exitcodes.TERMINATED
+
+
+@contextmanager
+def interruptible():
+    """Turn Ctrl-C and SIGTERM during a Flink run into one :class:`Interrupted`.
+
+    A signal lands wherever the client waits, mostly inside a py4j call to the JVM; the broken
+    call then raises py4j errors of its own (and logs them) while the job is being torn down,
+    which reached the user as a py4j traceback. Here the first signal raises
+    :class:`Interrupted`, py4j's logger is silenced, and whatever the teardown raises after it is
+    replaced by that one exception, which the command line reports in one line. Outside the
+    main thread (where Python cannot set handlers) it does nothing.
+    """
+    received: list[int] = []  # yielded: the signal, once one came
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+
+    def handler(signum, frame):
+        if received:
+            return  # a second Ctrl-C while the job is torn down
+        received.append(signum)
+        logging.getLogger("py4j").setLevel(logging.CRITICAL + 1)
+        raise Interrupted(signum)
+
+    def quiet(record: logging.LogRecord) -> bool:
+        # py4j logs "KeyboardInterrupt while sending command." with its traceback on the root
+        # logger when the signal lands inside a call
+        return not received
+
+    root = logging.getLogger()
+    root.addFilter(quiet)
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield received
+    except BaseException as error:
+        if received and not isinstance(error, Interrupted):
+            raise Interrupted(received[0]) from None
+        raise
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+        root.removeFilter(quiet)
+
+
+def run(config: Config, emit, dead_letter, on_progress=None, source=None,
+        resume: str | None = None) -> None:
+    """Run the job on the local mini-cluster (file/stdout sinks: records come back here).
+
+    ``source``: the examples (and rejected records) to evaluate instead of the configured
+    source's: the Python API's sources given as objects, which YAML cannot express.
+
+    ``emit(record)`` and ``dead_letter(record)`` receive the records as the client collects
+    them; ``on_progress(n)``, when given, the number of source records evaluated so far
+    (see :func:`deliver`), as the in-process engine reports it. With a Kafka sink nothing comes
+    back, so neither is called. Stopped by a signal, it emits a summary marked ``interrupted``
+    for each stream (:class:`Delivered`) and raises :class:`Interrupted`. ``resume``: ``"latest"`` or a checkpoint to resume from
+    (:func:`resume_point`).
+    """
+    restore = resume_point(config, resume) if resume else None
+    check_start(config, restore)
+    check_kafka(config)
+    if source is None and config.source.kind != "kafka":
+        source = open_source(config)
+    items = None if source is None else [encode_item(i) for i in source]
     if items == []:
         return  # an empty input: no stream, no record (as in the in-process engine)
-    env = make_environment(config)
-    records, dead_letters = build(env, config, items)
-    if config.sink.kind == "kafka":
-        to_kafka(env, config, records, dead_letters)
-        env.execute("foldstream")
-        return
-    tagged = records.map(lambda r: "M" + r, Types.STRING()).union(
-        dead_letters.map(lambda r: "D" + r, Types.STRING()))
-    with tagged.execute_and_collect("foldstream") as results:
-        for text in results:
-            record = json.loads(text[1:])
-            (emit if text[0] == "M" else dead_letter)(record)
+    if items is not None and shipped_bytes(items) > MAX_SHIPPED_BYTES:
+        from foldstream.job.config import ConfigError
+
+        raise ConfigError(
+            f"source: {len(items):,} examples ({shipped_bytes(items) / 2**20:,.0f} MiB) are more "
+            f"than engine.kind: flink can ship inside its job graph ({MAX_SHIPPED_BYTES / 2**20:.0f}"
+            " MiB); set source.limit, run with engine.kind: inprocess, or send the input into "
+            "Kafka (foldstream produce) and read it with source.kind: kafka")
+    with interruptible() as stopped:
+        env = make_environment(config, restore, config.checkpoint_dir)
+        records, dead_letters = build(env, config, items)
+        if config.sink.kind == "kafka":
+            to_kafka(env, config, records, dead_letters)
+            env.execute("foldstream")
+            return
+        tagged = records.map(lambda r: "M" + r, Types.STRING()).union(
+            dead_letters.map(lambda r: "D" + r, Types.STRING()))
+        delivered = Delivered()
+        try:
+            with tagged.execute_and_collect("foldstream") as results:
+                deliver(results, emit, dead_letter, on_progress, delivered)
+        except BaseException:
+            if stopped:  # a signal (whatever the teardown raised after it)
+                for summary in delivered.interrupted_summaries():
+                    emit(summary)
+            raise
+
+
+@dataclass
+class Delivered:
+    """What the client has handed on, per stream: enough for the summaries of a run stopped by
+    a signal, which Flink no longer writes (:meth:`interrupted_summaries`)."""
+
+    started: float = field(default_factory=time.time)
+    last: dict[str, dict[str, dict]] = field(default_factory=dict)  # stream: learner: measures
+    rejected: dict[str, int] = field(default_factory=dict)
+    summarized: set[str] = field(default_factory=set)
+
+    def take(self, record: dict) -> None:
+        stream, kind = record.get("stream"), record.get("type")
+        if kind == "measures":
+            self.last.setdefault(stream, {})[record["learner"]] = record
+        elif kind == "rejected" and stream:
+            self.rejected[stream] = self.rejected.get(stream, 0) + 1
+        elif kind == "summary":
+            self.summarized.add(stream)
+
+    def interrupted_summaries(self) -> list[dict]:
+        """A summary marked ``interrupted`` for each stream that has none: its last report's
+        position and measures, the rejected records seen (what was read after that report is
+        not known here).
+
+        >>> d = Delivered(started=time.time() - 2)
+        >>> d.take({"type": "measures", "stream": "s", "learner": "nb", "position": 100})
+        >>> d.take({"type": "rejected", "stream": "s"})
+        >>> [(r["position"], r["examples_read"], r["interrupted"]) for r in d.interrupted_summaries()]
+        [(100, 101, True)]
+        """
+        out = []
+        for stream, last in self.last.items():
+            if stream in self.summarized:
+                continue
+            position = max(r["position"] for r in last.values())
+            rejected = self.rejected.get(stream, 0)
+            out.append(summary_record(stream, position, position + rejected, rejected,
+                                      time.time() - self.started,
+                                      [r for r in last.values() if r["position"] == position],
+                                      interrupted=True))
+        return out
+
+
+def deliver(tagged: Iterable[str], emit, dead_letter, on_progress=None,
+            delivered: Delivered | None = None) -> None:
+    """Hand the collected texts (``"M"`` + a record, ``"D"`` + a rejected record) on, and report
+    progress: per stream, the position of its latest ``measures`` record (the examples
+    evaluated), then its summary's ``examples_read`` (rejected records included, as the
+    progress bar's total counts them); ``on_progress`` gets the sum over the streams.
+
+    >>> seen = []
+    >>> deliver(['M{"type":"measures","stream":"a","position":500}', 'D{"type":"rejected"}',
+    ...          'M{"type":"measures","stream":"b","position":200}',
+    ...          'M{"type":"summary","stream":"a","position":900,"examples_read":901}'],
+    ...         lambda r: None, lambda r: None, seen.append)
+    >>> seen
+    [500, 700, 1101]
+    """
+    positions: dict[str | None, int] = {}
+    for text in tagged:
+        record = json.loads(text[1:])
+        if delivered is not None:
+            delivered.take(record)
+        if text[0] != "M":
+            dead_letter(record)
+            continue
+        emit(record)
+        kind = record.get("type")
+        if on_progress is not None and kind in ("measures", "summary"):
+            stream = record.get("stream")
+            position = record["examples_read"] if kind == "summary" else record["position"]
+            if position != positions.get(stream):
+                positions[stream] = position
+                on_progress(sum(positions.values()))
 
 
 def to_kafka(env, config: Config, records, dead_letters) -> None:

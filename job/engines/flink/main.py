@@ -13,13 +13,19 @@ The configuration must read from Kafka and write to Kafka (``source.kind: kafka`
 records into one. Everything else is :mod:`foldstream.job.engines.flink.job`'s: this file only loads
 the configuration, wires the job and starts it. It defines no function that runs on the
 cluster (the TaskManagers import ``foldstream`` from their own Python environment).
+
+It exits as ``foldstream run`` does (:mod:`foldstream.job.exitcodes`): 0 when submitted (or, on
+the mini-cluster, when a bounded job has ended), 2 for a bad configuration or a dependency that
+is not there (no broker answers, a topic is missing, no Java or jars), 130 on Ctrl-C.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 
+from foldstream.job import exitcodes
 from foldstream.job.config import Config, ConfigError, load_config
 
 JOB_NAME = "foldstream"
@@ -63,7 +69,11 @@ def submit(config: Config):
     """Build the job into a fresh environment and execute it (returns on a detached submit)."""
     from foldstream.job.engines.flink import job as flink_job
 
-    env = flink_job.make_environment(config)
+    flink_job.check_kafka(config)  # a broker down fails here, in seconds, before Flink starts
+    # a cluster keeps checkpoints where its configuration says, unless engine.checkpoint_dir
+    # names a folder (which every TaskManager must reach); it resumes with `flink run -s`
+    env = flink_job.make_environment(
+        config, checkpoint_dir=config.checkpoint_dir if config.engine.checkpoint_dir else None)
     records, dead_letters = flink_job.build(env, config)
     flink_job.to_kafka(env, config, records, dead_letters)
     return env.execute(JOB_NAME)
@@ -76,16 +86,21 @@ def main(argv: list[str] | None = None) -> int:
         check_cluster_config(config)
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
-        return 2
+        return exitcodes.UNUSABLE
     from foldstream.connectors.kafka import KafkaUnavailable
+    from foldstream.job.engines.flink import job as flink_job
     from foldstream.job.engines.flink.deps import DependencyError
 
     try:
-        submit(config)
+        with flink_job.interruptible():
+            submit(config)
     except (KafkaUnavailable, DependencyError) as error:  # no broker or topic; no Java or jars
         print(f"error: {error}", file=sys.stderr)
-        return 1
-    return 0
+        return exitcodes.UNUSABLE
+    except flink_job.Interrupted as stop:
+        print(f"stopped ({'Ctrl-C' if stop.signum == signal.SIGINT else stop})", file=sys.stderr)
+        return stop.exit_code
+    return exitcodes.OK
 
 
 if __name__ == "__main__":

@@ -1,0 +1,236 @@
+"""From raw rows to examples: the checks every source shares (docs/method.md §1).
+
+A row is ``{name: raw value}``: the fields of a CSV line, an ARFF data line or a JSON object
+(a JSON Lines line, or a row of a Kafka message). :func:`to_example` turns it into an
+:class:`~foldstream.operators.records.Example` or raises :class:`Reject` with the reason, which
+the reader turns into a :class:`~foldstream.operators.records.Rejected` record. Files
+(:mod:`.files`) and Kafka messages (:mod:`.messages`) both go through here, so a record is
+rejected for the same reasons, in the same words, whichever way it arrives.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from foldstream.operators.records import Example
+
+__all__ = ["NOUNS", "Reject", "RowSchema", "to_example", "parse_json", "json_object", "json_type"]
+
+#: What a format calls one of its named values, for messages.
+NOUNS = {"csv": "column", "arff": "attribute", "jsonl": "field"}
+
+
+class Reject(Exception):
+    """Why one row cannot become an example; the reader turns it into a Rejected record."""
+
+
+@dataclass(frozen=True)
+class RowSchema:
+    """What the checks need to know about a row: its format and names (a file's from its
+    header; a Kafka message's rows are JSON objects, as in JSON Lines)."""
+
+    fmt: str
+    label: str
+    id_field: str | None
+    nominal: frozenset[str]  # features kept as text
+    columns: tuple[str, ...] | None = None  # CSV and ARFF; JSON Lines rows name their fields
+    categories: dict[str, frozenset[str]] = field(default_factory=dict)  # declared ARFF values
+    first_data_line: int = 1
+
+    @functools.cached_property
+    def noun(self) -> str:
+        return NOUNS[self.fmt]
+
+    @functools.cached_property
+    def text_values(self) -> bool:
+        """Whether raw values are text (CSV, ARFF) rather than typed JSON values."""
+        return self.fmt != "jsonl"
+
+    @functools.cached_property
+    def text_features(self) -> frozenset[str]:
+        """Features read as categories: the ``nominal`` ones and ARFF's declared nominals."""
+        return self.nominal | frozenset(self.categories)
+
+
+def to_example(row: dict[str, Any], schema: RowSchema, stream: str, location: str) -> Example:
+    """The example of one row ``{name: raw value}``, or :class:`Reject` saying why not.
+
+    The label and the id (when ``schema.id_field``) are taken out; every other value is a
+    feature: a category for ``schema.text_features``, else a finite number.
+
+    >>> schema = RowSchema("jsonl", "y", None, frozenset({"c"}))
+    >>> to_example({"a": 1, "c": "red", "y": 2.0}, schema, "s", "t@0")
+    Example(stream='s', x={'a': 1.0, 'c': 'red'}, y=2, key=None, location='t@0')
+    >>> to_example({"a": "1", "y": "u"}, schema, "s", "t@1")
+    Traceback (most recent call last):
+    ...
+    foldstream.connectors.rows.Reject: field 'a': expected a number, got '1' (list it in `nominal` to read it as a category)
+    """
+    label = _label(row, schema)
+    key = None if schema.id_field is None else _key(row, schema)
+    text_features = schema.text_features
+    x = {name: _category(name, value, schema) if name in text_features
+         else _number(name, value, schema)
+         for name, value in row.items() if name != schema.label and name != schema.id_field}
+    return Example(stream, x, label, key, location)
+
+
+def _label(row: dict[str, Any], schema: RowSchema) -> Any:
+    where = f"label {schema.noun} {schema.label!r}"
+    value = row.get(schema.label)
+    if value is None:
+        raise Reject(f"{where}: missing")
+    if isinstance(value, str):
+        if not value.strip():
+            raise Reject(f"{where}: empty")
+        if not schema.text_values:
+            return value
+        text = value.strip()
+        allowed = schema.categories.get(schema.label)
+        if allowed is not None and text not in allowed:
+            raise Reject(f"{where}: {text!r} is not one of the declared values")
+        return text
+    if isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    raise Reject(f"{where}: expected a string, an integer or a boolean, got {_show(value)}")
+
+
+def _key(row: dict[str, Any], schema: RowSchema) -> int | str:
+    where = f"id {schema.noun} {schema.id_field!r}"
+    value = row.get(schema.id_field)
+    if isinstance(value, str) and value.strip():
+        text = value.strip()
+        try:
+            return int(text)
+        except ValueError:
+            return text
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if value is None or value == "":
+        raise Reject(f"{where}: missing")
+    raise Reject(f"{where}: expected an integer or a string, got {_show(value)}")
+
+
+def _number(name: str, value: Any, schema: RowSchema) -> float:
+    number = _as_float(value, schema.text_values)
+    if number is not None and math.isfinite(number):  # the common case: keep it cheap
+        return number
+    raise Reject(_not_a_number(name, value, number, schema))
+
+
+def _as_float(value: Any, text_values: bool) -> float | None:
+    """The value as a float, or None if it is no number in this format."""
+    if isinstance(value, str):
+        # Text formats only (JSON strings are never numbers); float() also takes "1_000",
+        # a Python spelling that no data file means as a number.
+        if not text_values or "_" in value:
+            return None
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            return float(value)
+        except OverflowError:  # a JSON integer too large for a float
+            return None
+    return None
+
+
+def _not_a_number(name: str, value: Any, number: float | None, schema: RowSchema) -> str:
+    where = f"{schema.noun} {name!r}"
+    if number is not None:
+        return f"{where}: {_show(value)} is not a finite number"
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return f"{where}: missing value"
+    if isinstance(value, str) and schema.text_values:
+        return f"{where}: {value.strip()!r} is not a number"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{where}: {_show(value)} is too large"
+    hint = " (list it in `nominal` to read it as a category)" if isinstance(value, str) else ""
+    return f"{where}: expected a number, got {_show(value)}{hint}"
+
+
+def _category(name: str, value: Any, schema: RowSchema) -> str:
+    where = f"{schema.noun} {name!r}"
+    if isinstance(value, str):
+        text = value.strip() if schema.text_values else value
+    elif isinstance(value, int) and not isinstance(value, bool):
+        text = str(value)  # JSON codes such as 2000 for a category
+    elif value is None:
+        raise Reject(f"{where}: missing value")
+    else:
+        raise Reject(f"{where}: expected a string (nominal), got {_show(value)}")
+    if not text.strip():
+        raise Reject(f"{where}: missing value")
+    allowed = schema.categories.get(name)
+    if allowed is not None and text not in allowed:
+        raise Reject(f"{where}: {text!r} is not one of the declared values {sorted(allowed)}")
+    return text
+
+
+def _show(value: Any) -> str:
+    """A value as the input wrote it, shortened for a message."""
+    if isinstance(value, str):
+        shown = repr(value)
+    else:
+        try:
+            shown = json.dumps(value, allow_nan=True)
+        except (TypeError, ValueError):
+            shown = repr(value)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
+def json_type(value: Any) -> str:
+    """The kind of a JSON value, for messages: ``an array``, ``a string``, ``null``, ...
+
+    >>> json_type([]), json_type(None), json_type(True), json_type(1.5)
+    ('an array', 'null', 'a boolean', 'a number')
+    """
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "null"
+    return "a boolean" if isinstance(value, bool) else "a number"
+
+
+def parse_json(text: str) -> Any:
+    """One JSON value, or :class:`Reject` for malformed JSON (what JSON Lines and Kafka
+    messages say alike).
+
+    >>> parse_json('[1, {"a": null}]')
+    [1, {'a': None}]
+    >>> parse_json('{"a": 1')
+    Traceback (most recent call last):
+    ...
+    foldstream.connectors.rows.Reject: malformed JSON (Expecting ',' delimiter at column 8)
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise Reject(f"malformed JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise Reject("malformed JSON (nested too deeply)") from None
+
+
+def json_object(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object (a row), else :class:`Reject`.
+
+    >>> json_object([1])
+    Traceback (most recent call last):
+    ...
+    foldstream.connectors.rows.Reject: expected a JSON object, got an array
+    """
+    if not isinstance(value, dict):
+        raise Reject(f"expected a JSON object, got {json_type(value)}")
+    return value

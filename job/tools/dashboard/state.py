@@ -1,0 +1,844 @@
+"""What the dashboard shows, folded from output records one at a time, in bounded memory.
+
+The dashboard is meant to stay up for days on a topic that never ends, so nothing here grows
+with the stream. Every curve is a :class:`BoundedSeries`: at most ``history`` points, thinned
+by keeping every other point each time it fills (the stride between kept reports doubles), plus
+the latest report, which is always shown. Alarms and verdict changes are kept in deques of the
+latest ``events``; tests, rankings and live verdicts only as their latest record.
+
+A page subscribes to one stream and one measure at a time. :meth:`DashboardState.stream_message`
+answers with what that page has not seen yet (a :class:`Cursor` remembers what it has): per
+curve, the points from the first one it lacks; the whole curve after the curve was thinned. A
+page therefore holds exactly what the server holds, and never more than ``history`` points a
+curve.
+
+Records are checked as they are folded: one that does not follow the record contract of
+docs/method.md §10 (a missing field, a field of the wrong type, an unknown ``type``) is skipped
+and counted per source, never raised. The check is structural and cheap (a dashboard reads
+hundreds of records a second); ``foldstream schema --check`` is the full validation. Records
+of types and fields added later (``verdict``, ``comparison.sequential``, docs/method.md §12) are
+shown when present.
+
+This module knows nothing of HTTP; :mod:`foldstream.job.tools.dashboard.app` serves it.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from array import array
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from foldstream.job.tools.schema import describe_window
+from foldstream.job.tools.watch import RateMeter
+from foldstream.operators.verdicts import fold_verdict, sequential_text
+
+
+DEFAULT_HISTORY = 2000  # points per curve; a page of ~1,500 px shows no more
+MIN_HISTORY = 4
+DEFAULT_EVENTS = 500  # alarms and verdict changes kept per stream
+DEFAULT_MEASURE = "kappa_m"  # shown first when the stream reports it
+SKIPPED_KEPT = 20  # the latest messages about skipped lines, per source
+
+
+class BadRecord(ValueError):
+    """A record that does not follow the record contract; the message says what is wrong."""
+
+
+# ------------------------------------------------------------------------ bounded curves
+class BoundedSeries:
+    """The points of one curve: positions ``x`` and named columns, at most ``history`` of them.
+
+    Points are offered in stream order. A point is kept for good (*permanent*) when its
+    index among the offered points is a multiple of ``stride``; when more than
+    ``history - 1`` are kept, every other one is dropped, ``stride`` doubles and ``epoch``
+    grows by one (a page must then fetch the curve again). The latest point is kept in any
+    case (*provisional*) until the next one replaces it, so a curve always ends at the latest
+    report. The points kept stay evenly spaced in offer order: indices ``0, stride,
+    2 * stride, ...`` and the latest.
+
+    Parameters
+    ----------
+    columns : sequence of str
+        The names of the values of a point.
+    history : int
+        The most points held (at least :data:`MIN_HISTORY`).
+
+    Examples
+    --------
+    >>> series = BoundedSeries(["y"], history=4)
+    >>> for x in range(10):
+    ...     series.append(x, (x * 10.0,))
+    >>> list(series.xs), series.stride, series.epoch
+    ([0.0, 4.0, 8.0, 9.0], 4, 2)
+    >>> series.column("y")
+    [0.0, 40.0, 80.0, 90.0]
+    """
+
+    __slots__ = ("columns", "limit", "stride", "count", "epoch", "rev", "xs", "ys", "provisional")
+
+    def __init__(self, columns: Iterable[str], history: int = DEFAULT_HISTORY):
+        self.columns = tuple(columns)
+        self.limit = max(int(history), MIN_HISTORY) - 1  # permanent points; +1 provisional
+        self.stride = 1
+        self.count = 0  # points offered
+        self.epoch = 0  # thinnings (and rewrites) so far
+        self.rev = 0  # changes so far
+        self.xs = array("d")
+        self.ys = tuple(array("d") for _ in self.columns)
+        self.provisional = False
+
+    def __len__(self) -> int:
+        return len(self.xs)
+
+    @property
+    def permanent(self) -> int:
+        """How many points are kept for good (the provisional latest one excluded)."""
+        return len(self.xs) - self.provisional
+
+    def _push(self, x: float, values: tuple[float, ...]) -> None:
+        self.xs.append(x)
+        for column, value in zip(self.ys, values):
+            column.append(value)
+
+    def _pop(self) -> None:
+        self.xs.pop()
+        for column in self.ys:
+            column.pop()
+
+    def append(self, x: float, values: Iterable[float | None]) -> None:
+        """Offer the next point; ``None`` values are stored as NaN (a gap)."""
+        values = tuple(math.nan if v is None else float(v) for v in values)
+        self.rev += 1
+        if self.xs and self.xs[-1] == x:  # the same position again: the new values win
+            if not self.provisional:
+                self.epoch += 1  # a page holds the old values of a permanent point
+            for column, value in zip(self.ys, values):
+                column[-1] = value
+            return
+        if self.provisional:
+            self._pop()
+            self.provisional = False
+        index = self.count
+        self.count += 1
+        self._push(x, values)
+        if index % self.stride:
+            self.provisional = True
+            return
+        if len(self.xs) > self.limit:
+            last_dropped = (len(self.xs) - 1) % 2 == 1
+            self.xs = self.xs[::2]
+            self.ys = tuple(column[::2] for column in self.ys)
+            self.stride *= 2
+            self.epoch += 1
+            if last_dropped:
+                self._push(x, values)
+                self.provisional = True
+
+    def column(self, name: str, start: int = 0) -> list[float | None]:
+        """A column from ``start`` as JSON-ready numbers (NaN becomes ``None``)."""
+        values = self.ys[self.columns.index(name)][start:]
+        return [None if v != v else v for v in values]
+
+    def delta(self, start: int) -> dict[str, Any]:
+        """The points from index ``start``: ``{"from", "x", "c": {column: values}}``."""
+        return {"from": start, "x": [int(x) if x.is_integer() else x for x in self.xs[start:]],
+                "c": {name: self.column(name, start) for name in self.columns}}
+
+
+# --------------------------------------------------------------------------- the records
+def _text(record: Mapping[str, Any], key: str) -> str:
+    value = record.get(key)
+    if not isinstance(value, str) or not value:
+        raise BadRecord(f"{key!r} is {value!r}, not a non-empty string")
+    return value
+
+
+def _int(record: Mapping[str, Any], key: str) -> int:
+    value = record.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise BadRecord(f"{key!r} is {value!r}, not an integer >= 0")
+    return value
+
+
+def _num(value: Any, what: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise BadRecord(f"{what} is {value!r}, not a number or null")
+    return float(value)
+
+
+def _obj(record: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = record.get(key)
+    if not isinstance(value, Mapping):
+        raise BadRecord(f"{key!r} is {type(value).__name__}, not an object")
+    return value
+
+
+_NUMBERS = (int, float)  # exactly: a bool is no number here
+
+
+def _spread(folds: Any, what: str) -> tuple[float | None, float | None]:
+    """Min and max of the defined fold values (the hot path of a ``measures`` record)."""
+    if not isinstance(folds, list):
+        raise BadRecord(f"{what}.folds is not a list")
+    defined = [f for f in folds if f is not None]
+    for value in defined:
+        if type(value) not in _NUMBERS:
+            raise BadRecord(f"{what}.folds[] is {value!r}, not a number or null")
+    return (float(min(defined)), float(max(defined))) if defined else (None, None)
+
+
+@dataclass(frozen=True)
+class MeasuresPoint:
+    """What a ``measures`` record adds: per measure ``(mean, std, min, max)`` over the folds."""
+
+    learner: str
+    setup: tuple[str, int, bool, str]  # mode, folds, prequential, window
+    values: dict[str, tuple[float | None, ...]]
+    window: tuple[float | None, float | None, float | None]  # mean, min, max of window_size
+
+
+def parse_measures(record: Mapping[str, Any]) -> MeasuresPoint:
+    """The parts of a ``measures`` record the dashboard draws.
+
+    >>> point = parse_measures({"learner": "ht", "mode": "cv", "folds": 2, "prequential": True,
+    ...     "window": {"kind": "cumulative"}, "window_size": [10, 30],
+    ...     "values": {"accuracy": {"mean": 0.5, "std": 0.1, "folds": [0.4, 0.6]}}})
+    >>> point.values["accuracy"], point.window
+    ((0.5, 0.1, 0.4, 0.6), (20.0, 10.0, 30.0))
+    """
+    learner = _text(record, "learner")
+    window = _obj(record, "window")
+    if not isinstance(window.get("kind"), str):
+        raise BadRecord("'window' has no kind")
+    prequential = record.get("prequential")
+    if not isinstance(prequential, bool):
+        raise BadRecord(f"'prequential' is {prequential!r}, not a boolean")
+    setup = (_text(record, "mode"), _int(record, "folds"), prequential, describe_window(window))
+    sizes = record.get("window_size")
+    if not isinstance(sizes, list) or not sizes:
+        raise BadRecord("'window_size' is not a non-empty list")
+    sizes = [_num(s, "window_size[]") for s in sizes]
+    defined = [s for s in sizes if s is not None]
+    window_point = ((sum(defined) / len(defined), min(defined), max(defined)) if defined
+                    else (None, None, None))
+    values = {}
+    for name, value in _obj(record, "values").items():
+        if not isinstance(value, Mapping):
+            raise BadRecord(f"values.{name} is not an object")
+        low, high = _spread(value.get("folds"), f"values.{name}")
+        values[str(name)] = (_num(value.get("mean"), f"values.{name}.mean"),
+                             _num(value.get("std"), f"values.{name}.std"), low, high)
+    return MeasuresPoint(learner, setup, values, window_point)
+
+
+@dataclass(frozen=True)
+class LiveVerdict:
+    """A pair's live verdict (docs/method.md §12): from a ``comparison`` record's
+    ``sequential`` field or from a ``verdict`` record."""
+
+    a: str
+    b: str
+    position: int
+    verdict: str
+    lower: float | None
+    upper: float | None
+    n: int | None
+    alpha: float | None
+    estimate: float | None = None  # S_n / n, the mean loss difference of a minus b
+    previous: str | None = None  # of a verdict record: the verdict before the change
+
+
+def parse_sequential(record: Mapping[str, Any], position: int) -> LiveVerdict | None:
+    """The live verdict a ``comparison`` record carries, or ``None`` when it carries none.
+
+    >>> parse_sequential({"a": "x", "b": "y", "sequential": {"n": 10, "sum": 2.0,
+    ...     "variance": 1.0, "lower": -0.5, "upper": 0.9, "alpha": 0.05,
+    ...     "verdict": "undecided"}}, 10).estimate
+    0.2
+    """
+    sequential = record.get("sequential")
+    if sequential is None:
+        return None
+    if not isinstance(sequential, Mapping):
+        raise BadRecord("'sequential' is not an object")
+    n = _int(sequential, "n")
+    total = _num(sequential.get("sum"), "sequential.sum")
+    return LiveVerdict(
+        a=_text(record, "a"), b=_text(record, "b"), position=position,
+        verdict=_text(sequential, "verdict"),
+        lower=_num(sequential.get("lower"), "sequential.lower"),
+        upper=_num(sequential.get("upper"), "sequential.upper"),
+        n=n, alpha=_num(sequential.get("alpha"), "sequential.alpha"),
+        estimate=total / n if total is not None and n else None)
+
+
+def parse_verdict(record: Mapping[str, Any]) -> LiveVerdict:
+    """A ``verdict`` record (a pair's live verdict changed)."""
+    n = record.get("n")
+    return LiveVerdict(
+        a=_text(record, "a"), b=_text(record, "b"), position=_int(record, "position"),
+        verdict=_text(record, "verdict"), previous=record.get("previous"),
+        lower=_num(record.get("lower"), "lower"), upper=_num(record.get("upper"), "upper"),
+        n=_int(record, "n") if n is not None else None, alpha=_num(record.get("alpha"), "alpha"))
+
+
+@dataclass(frozen=True)
+class ComparisonPoint:
+    """What a ``comparison`` record adds: the fold tests' p-values and wins, and the live
+    verdict when the record carries one."""
+
+    measure: str
+    a: str
+    b: str
+    wilcoxon: float | None
+    sign: float | None
+    wins: tuple[int, int]
+    alpha: float
+    live: LiveVerdict | None
+
+
+def parse_comparison(record: Mapping[str, Any]) -> ComparisonPoint:
+    """The parts of a ``comparison`` record the dashboard shows; the McNemar and Q objects are
+    checked, not kept (the report shows them)."""
+    wilcoxon, sign = _obj(record, "wilcoxon"), _obj(record, "sign")
+    _int(sign, "ties")
+    _num(_obj(record, "mcnemar").get("p_value"), "mcnemar.p_value")
+    _num(_obj(record, "q").get("value"), "q.value")
+    alpha = _num(record.get("alpha"), "alpha")
+    if alpha is None:
+        raise BadRecord("'alpha' is null")
+    return ComparisonPoint(
+        _text(record, "measure"), _text(record, "a"), _text(record, "b"),
+        _num(wilcoxon.get("p_value"), "wilcoxon.p_value"),
+        _num(sign.get("p_value"), "sign.p_value"),
+        (_int(sign, "wins_a"), _int(sign, "wins_b")), alpha,
+        parse_sequential(record, _int(record, "position")))
+
+
+def parse_ranking(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``ranking`` record as the page shows it: ranks sorted best first."""
+    learners, ranks = record.get("learners"), record.get("average_ranks")
+    if not isinstance(learners, list) or not isinstance(ranks, list) \
+            or len(learners) != len(ranks):
+        raise BadRecord("'learners' and 'average_ranks' are not lists of one length")
+    friedman = _obj(record, "friedman")
+    return {"measure": _text(record, "measure"), "position": _int(record, "position"),
+            "ranks": sorted(([str(n), _num(r, "average_ranks[]")] for n, r in zip(learners, ranks)),
+                            key=lambda item: math.inf if item[1] is None else item[1]),
+            "friedman": _num(friedman.get("p_value"), "friedman.p_value"),
+            "cd": _num(record.get("critical_difference"), "critical_difference")}
+
+
+def parse_alarm(record: Mapping[str, Any]) -> tuple[int, str, int, str]:
+    """``(position, learner, fold, detector)`` of an ``alarm`` record."""
+    return (_int(record, "position"), _text(record, "learner"), _int(record, "fold"),
+            _text(record, "detector"))
+
+
+def parse_summary(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The counts and timing of a ``summary`` record."""
+    wall = _num(record.get("wall_time_s"), "wall_time_s")
+    if wall is None:
+        raise BadRecord("'wall_time_s' is null")
+    if not isinstance(record.get("measures"), list):
+        raise BadRecord("'measures' is not a list")
+    return {"position": _int(record, "position"),
+            "examples_read": _int(record, "examples_read"),
+            "examples_rejected": _int(record, "examples_rejected"),
+            "wall_time_s": wall,
+            "examples_per_second": _num(record.get("examples_per_second"),
+                                        "examples_per_second")}
+
+
+_PARSERS = {
+    "measures": parse_measures,
+    "comparison": parse_comparison,
+    "verdict": parse_verdict,
+    "ranking": parse_ranking,
+    "alarm": parse_alarm,
+    "summary": parse_summary,
+}
+
+
+def check_record(record: Any) -> tuple[str, Any]:
+    """Check that ``record`` follows the record contract as far as a reader of it needs.
+
+    Structural and cheap (microseconds, where the JSON Schema takes milliseconds): the fields a
+    dashboard or a report reads are there and of their type. A ``rejected`` record needs only
+    its type (its stream and position may be null).
+
+    Returns
+    -------
+    tuple
+        The record's type and what the dashboard takes from it (``None`` for ``rejected``).
+
+    Raises
+    ------
+    BadRecord
+        Naming what is wrong.
+
+    Examples
+    --------
+    >>> check_record({"schema": 1, "type": "alarm", "stream": "s", "position": 3,
+    ...               "learner": "ht", "fold": 0, "detector": "adwin", "quantity": "loss"})
+    ('alarm', (3, 'ht', 0, 'adwin'))
+    >>> check_record({"schema": 1, "type": "alarm", "stream": "s", "position": -1})
+    Traceback (most recent call last):
+    BadRecord: 'position' is -1, not an integer >= 0
+    """
+    if not isinstance(record, Mapping):
+        raise BadRecord("not a JSON object")
+    if record.get("schema") != 1:
+        raise BadRecord(f"schema {record.get('schema')!r} is not 1")
+    kind = record.get("type")
+    if kind == "rejected":
+        return kind, None
+    parse = _PARSERS.get(kind)
+    if parse is None:
+        raise BadRecord(f"unknown type {kind!r}")
+    _text(record, "stream")
+    _int(record, "position")
+    return kind, parse(record)
+
+
+@dataclass
+class FoldTests:
+    """The latest fold tests of a pair on a measure (docs/method.md §6), and what they say.
+
+    The verdict is worded when a page asks for it, not for every record: it ranks the fold
+    values (:func:`~foldstream.operators.verdicts.fold_verdict`), which costs more than folding
+    the record in. ``learners`` holds the two learners' ``measures`` records that were the
+    latest when the comparison came.
+    """
+
+    measure: str
+    a: str
+    b: str
+    position: int
+    wilcoxon: float | None
+    sign: float | None
+    wins: tuple[int, int]
+    record: Mapping[str, Any]
+    learners: dict[str, Mapping[str, Any]]
+    _verdict: str | None = None
+
+    @property
+    def verdict(self) -> str:
+        if self._verdict is None:
+            try:  # the one rule of what the fold tests say (operators/verdicts.py)
+                self._verdict = fold_verdict(self.record, self.learners).text
+            except (KeyError, TypeError, ValueError) as error:  # odd fold values
+                self._verdict = f"no verdict: {error}"
+        return self._verdict
+
+
+# ------------------------------------------------------------------------------ a stream
+@dataclass
+class StreamHistory:
+    """Everything shown of one stream, bounded."""
+
+    key: str
+    name: str
+    source: str
+    history: int
+    events: int
+    generation: int = 0  # grows when a new run replaces the stream (positions went back)
+    position: int = 0
+    records: int = 0
+    rev: int = 0
+    setup: tuple[str, int, bool, str] | None = None
+    learners: list[str] = field(default_factory=list)
+    measures: list[str] = field(default_factory=list)
+    curves: dict[tuple[str, str], BoundedSeries] = field(default_factory=dict)  # (learner, m)
+    windows: dict[str, BoundedSeries] = field(default_factory=dict)
+    last_position: dict[str, int] = field(default_factory=dict)  # per learner
+    pvalues: dict[tuple[str, str, str], BoundedSeries] = field(default_factory=dict)
+    sequential: dict[tuple[str, str], BoundedSeries] = field(default_factory=dict)
+    tests: dict[tuple[str, str, str], FoldTests] = field(default_factory=dict)
+    alpha: float | None = None
+    live: dict[tuple[str, str], LiveVerdict] = field(default_factory=dict)
+    changes: deque = field(default_factory=deque)
+    rankings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    alarms: deque = field(default_factory=deque)  # (position, learner, fold, detector)
+    alarm_count: int = 0
+    rejected: int = 0
+    summary: dict[str, Any] | None = None
+    latest: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # for fold_verdict
+    meter: RateMeter = field(default_factory=RateMeter)
+    last_arrival: float | None = None
+
+    def __post_init__(self) -> None:
+        self.changes = deque(maxlen=self.events)
+        self.alarms = deque(maxlen=self.events)
+
+    @property
+    def compared(self) -> list[str]:
+        return list(dict.fromkeys(key[0] for key in self.pvalues))
+
+    @property
+    def pairs(self) -> list[tuple[str, str]]:
+        return list(dict.fromkeys(key[1:] for key in self.pvalues))
+
+
+class Cursor:
+    """What one page has received of one stream: the stream's generation, the measure, and
+    per curve ``(epoch, permanent points)``."""
+
+    def __init__(self) -> None:
+        self.key: str | None = None
+        self.generation = -1
+        self.measure: str | None = None
+        self.rev = -1
+        self.sent: dict[tuple, tuple[int, int, int]] = {}  # curve -> (epoch, permanent, rev)
+
+
+@dataclass
+class SourceStatus:
+    """How reading one source goes."""
+
+    source: str
+    records: int = 0
+    skipped: int = 0
+    skipped_messages: deque = field(default_factory=lambda: deque(maxlen=SKIPPED_KEPT))
+    error: str | None = None
+    behind: int | None = None  # Kafka: messages not read yet, when known
+
+
+# ------------------------------------------------------------------------------ the state
+class DashboardState:
+    """Every stream's bounded history, updated record by record; thread-safe.
+
+    Parameters
+    ----------
+    history : int
+        The most points a curve holds (:class:`BoundedSeries`).
+    events : int
+        The most alarms and verdict changes kept per stream.
+    sources : sequence of str
+        The sources read, for the status line; with more than one, a stream is named
+        ``"<stream> · <source>"`` so that two runs of one stream in two files stay apart.
+    clock : callable
+        Seconds, monotonic; injectable for tests.
+
+    Examples
+    --------
+    >>> state = DashboardState(history=100)
+    >>> state.update({"schema": 1, "type": "alarm", "stream": "s", "position": 7, "learner": "ht",
+    ...               "fold": 2, "detector": "adwin", "quantity": "loss"})
+    True
+    >>> state.update({"schema": 1, "type": "alarm", "stream": "s"})
+    False
+    >>> state.streams["s"].alarm_count, state.sources[""].skipped
+    (1, 1)
+    """
+
+    def __init__(self, history: int = DEFAULT_HISTORY, events: int = DEFAULT_EVENTS,
+                 sources: Iterable[str] = ("",), clock: Callable[[], float] = time.monotonic):
+        self.history = max(int(history), MIN_HISTORY)
+        self.events = events
+        self.clock = clock
+        self.sources = {str(s): SourceStatus(str(s)) for s in sources}
+        self.streams: dict[str, StreamHistory] = {}
+        self.lock = threading.Lock()
+        self.rev = 0
+
+    # -- reading
+    def skip(self, message: str, source: str = "") -> None:
+        """Count a line or message of ``source`` that is not a record."""
+        with self.lock:
+            status = self._source(source)
+            status.skipped += 1
+            status.skipped_messages.append(message)
+            self.rev += 1
+
+    def set_error(self, source: str, error: str | None) -> None:
+        with self.lock:
+            self._source(source).error = error
+            self.rev += 1
+
+    def set_behind(self, source: str, behind: int | None) -> None:
+        with self.lock:
+            self._source(source).behind = behind
+
+    def _source(self, source: str) -> SourceStatus:
+        if source not in self.sources:
+            self.sources[source] = SourceStatus(source)
+        return self.sources[source]
+
+    def update_many(self, records: Iterable[Any], source: str = "") -> int:
+        """:meth:`update` every record; returns how many were shown (not skipped)."""
+        return sum(self.update(record, source) for record in records)
+
+    def update(self, record: Any, source: str = "") -> bool:
+        """Fold one output record in. Returns ``False`` (and counts it as skipped) when it is
+        not a record of the contract."""
+        with self.lock:
+            status = self._source(source)
+            status.records += 1
+            try:
+                self._apply(record, source)
+            except BadRecord as error:
+                status.skipped += 1
+                status.skipped_messages.append(f"{describe_record(record)}: {error}")
+                return False
+            self.rev += 1
+            return True
+
+    def _stream(self, name: str, source: str) -> StreamHistory:
+        key = name if len(self.sources) <= 1 else f"{name} · {source}"
+        stream = self.streams.get(key)
+        if stream is None:
+            stream = self.streams[key] = StreamHistory(key, name, source, self.history, self.events)
+        return stream
+
+    def _apply(self, record: Any, source: str) -> None:
+        kind, parsed = check_record(record)  # raises before anything changes
+        if kind == "rejected":  # its stream and position may be null
+            name = record.get("stream")
+            if isinstance(name, str):
+                self._stream(name, source).rejected += 1
+            return
+        stream = self._stream(record["stream"], source)
+        position = record["position"]
+        _APPLY[kind](self, stream, parsed, record, position)
+        stream.records += 1
+        stream.rev += 1
+        now = self.clock()
+        stream.last_arrival = now
+        if position > stream.position:
+            stream.position = position
+            stream.meter.add(now, position)
+            stream.meter.rate(now)  # drops the samples older than its horizon: bounded
+
+    # -- the record types
+    def _measures(self, stream: StreamHistory, point: MeasuresPoint, record: Mapping,
+                  position: int) -> None:
+        if position < stream.last_position.get(point.learner, -1):
+            self._restart(stream)  # a new run in the same file or topic: start over
+        stream.last_position[point.learner] = position
+        stream.setup = point.setup
+        if point.learner not in stream.learners:
+            stream.learners.append(point.learner)
+        for measure, value in point.values.items():
+            curve = stream.curves.get((point.learner, measure))
+            if curve is None:
+                curve = stream.curves[(point.learner, measure)] = BoundedSeries(
+                    ("mean", "std", "min", "max"), self.history)
+                if measure not in stream.measures:
+                    stream.measures.append(measure)
+            curve.append(position, value)
+        window = stream.windows.get(point.learner)
+        if window is None:
+            window = stream.windows[point.learner] = BoundedSeries(("mean", "min", "max"),
+                                                                   self.history)
+        window.append(position, point.window)
+        stream.latest[point.learner] = record  # one per learner: its fold values
+
+    def _restart(self, stream: StreamHistory) -> None:
+        fresh = StreamHistory(stream.key, stream.name, stream.source, self.history, self.events,
+                              generation=stream.generation + 1)
+        fresh.meter = stream.meter
+        stream.__dict__.update(fresh.__dict__)
+
+    def _comparison(self, stream: StreamHistory, point: ComparisonPoint, record: Mapping,
+                    position: int) -> None:
+        key = (point.measure, point.a, point.b)
+        curve = stream.pvalues.get(key)
+        if curve is None:
+            curve = stream.pvalues[key] = BoundedSeries(("wilcoxon", "sign"), self.history)
+        curve.append(position, (point.wilcoxon, point.sign))
+        learners = {n: stream.latest[n] for n in (point.a, point.b) if n in stream.latest}
+        stream.tests[key] = FoldTests(point.measure, point.a, point.b, position, point.wilcoxon,
+                                      point.sign, point.wins, record, learners)
+        stream.alpha = point.alpha
+        live = point.live
+        if live is not None:
+            curve = stream.sequential.get((live.a, live.b))
+            if curve is None:
+                curve = stream.sequential[(live.a, live.b)] = BoundedSeries(
+                    ("estimate", "lower", "upper"), self.history)
+            curve.append(position, (live.estimate, live.lower, live.upper))
+            stream.live[(live.a, live.b)] = live
+
+    def _verdict(self, stream: StreamHistory, change: LiveVerdict, record: Mapping,
+                 position: int) -> None:
+        stream.changes.append(change)
+        known = stream.live.get((change.a, change.b))
+        if known is None or known.position <= change.position:
+            stream.live[(change.a, change.b)] = change
+
+    def _ranking(self, stream: StreamHistory, ranking: dict, record: Mapping,
+                 position: int) -> None:
+        stream.rankings[ranking["measure"]] = ranking
+
+    def _alarm(self, stream: StreamHistory, alarm: tuple, record: Mapping, position: int) -> None:
+        stream.alarms.append(alarm)
+        stream.alarm_count += 1
+
+    def _summary(self, stream: StreamHistory, summary: dict, record: Mapping,
+                 position: int) -> None:
+        stream.summary = summary
+
+    # -- what pages get
+    def _ordered(self) -> list[StreamHistory]:
+        """The streams by source, in the order the sources were given, then as first seen."""
+        order = {source: i for i, source in enumerate(self.sources)}
+        return sorted(self.streams.values(), key=lambda s: order.get(s.source, len(order)))
+
+    def overview(self) -> dict[str, Any]:
+        """The sources and every stream's headline, JSON-ready: sent to every page."""
+        with self.lock:
+            now = self.clock()
+            streams = []
+            for stream in self._ordered():
+                rate = stream.meter.rate(now)
+                streams.append({
+                    "key": stream.key, "name": stream.name, "source": stream.source,
+                    "position": stream.position, "records": stream.records,
+                    "rate": None if rate is None else round(rate, 1),
+                    "age": None if stream.last_arrival is None
+                    else round(now - stream.last_arrival, 1),
+                    "alarms": stream.alarm_count, "rejected": stream.rejected,
+                    "finished": stream.summary is not None})
+            sources = [{"source": s.source, "records": s.records, "skipped": s.skipped,
+                        "skipped_messages": list(s.skipped_messages), "error": s.error,
+                        "behind": s.behind} for s in self.sources.values()]
+            return {"sources": sources, "streams": streams, "history": self.history}
+
+    def stream_message(self, key: str | None, measure: str | None,
+                       cursor: Cursor) -> dict[str, Any] | None:
+        """What a page showing ``measure`` of stream ``key`` lacks, or ``None`` when it has it
+        all. An unknown or missing ``key`` means the first stream; a measure the stream does
+        not report means :data:`DEFAULT_MEASURE` (or its first). Updates ``cursor``.
+        """
+        with self.lock:
+            stream = self.streams.get(key) if key else None
+            if stream is None:
+                if not self.streams:
+                    return None
+                stream = self._ordered()[0]
+            if measure not in stream.measures:
+                measure = (DEFAULT_MEASURE if DEFAULT_MEASURE in stream.measures
+                           else stream.measures[0] if stream.measures else None)
+            reset = (cursor.key != stream.key or cursor.generation != stream.generation
+                     or cursor.measure != measure)
+            if reset:
+                cursor.key, cursor.generation = stream.key, stream.generation
+                cursor.measure = measure
+                cursor.sent.clear()
+            elif cursor.rev == stream.rev:
+                return None
+            cursor.rev = stream.rev
+            compared = stream.compared
+            pmeasure = measure if measure in compared else (compared[0] if compared else None)
+            curves = {
+                "measure": {learner: stream.curves.get((learner, measure))
+                            for learner in stream.learners},
+                "window": dict(stream.windows),
+                "pvalues": {f"{a}|{b}": stream.pvalues.get((pmeasure, a, b))
+                            for a, b in stream.pairs},
+                "sequential": {f"{a}|{b}": curve for (a, b), curve in stream.sequential.items()},
+            }
+            series = {group: {name: _delta(curve, (group, name), cursor)
+                              for name, curve in members.items() if curve is not None}
+                      for group, members in curves.items()}
+            series = {group: {k: v for k, v in members.items() if v is not None}
+                      for group, members in series.items()}
+            return {"key": stream.key, "generation": stream.generation, "reset": reset,
+                    "measure": measure, "meta": _meta(stream, pmeasure), "series": series}
+
+
+def _delta(curve: BoundedSeries, name: tuple, cursor: Cursor) -> dict[str, Any] | None:
+    epoch, permanent, rev = cursor.sent.get(name, (-1, 0, -1))
+    if rev == curve.rev and epoch == curve.epoch:
+        return None
+    start = permanent if epoch == curve.epoch else 0
+    cursor.sent[name] = (curve.epoch, curve.permanent, curve.rev)
+    return curve.delta(start)
+
+
+def _meta(stream: StreamHistory, pmeasure: str | None) -> dict[str, Any]:
+    """The small things of a stream (tables, alarms, setup), sent whole at every change."""
+    setup = None
+    if stream.setup is not None:
+        mode, folds, prequential, window = stream.setup
+        setup = {"mode": mode, "folds": folds, "prequential": prequential, "window": window}
+    index = {name: i for i, name in enumerate(stream.learners)}
+    return {
+        "name": stream.name, "source": stream.source, "position": stream.position,
+        "setup": setup, "learners": list(stream.learners), "measures": list(stream.measures),
+        "compared": stream.compared, "pmeasure": pmeasure, "alpha": stream.alpha,
+        "pairs": [list(pair) for pair in stream.pairs],
+        "tests": [{"measure": t.measure, "a": t.a, "b": t.b, "position": t.position,
+                   "wilcoxon": t.wilcoxon, "sign": t.sign, "wins": list(t.wins),
+                   "verdict": t.verdict} for t in stream.tests.values()],
+        "live": [_live(v) for v in stream.live.values()],
+        "changes": [_live(v) for v in reversed(stream.changes)],
+        "rankings": list(stream.rankings.values()),
+        "alarms": [[p, index.get(learner, -1), fold, detector]
+                   for p, learner, fold, detector in stream.alarms],
+        "alarm_count": stream.alarm_count, "rejected": stream.rejected,
+        "summary": stream.summary,
+    }
+
+
+def live_text(verdict: str, a: str, b: str, lower: float | None, upper: float | None) -> str:
+    """A live verdict in the words of :func:`~foldstream.operators.verdicts.sequential_text`;
+    the bare verdict when its interval is unknown or the verdict is not one of the three.
+
+    >>> live_text("a_better", "ht", "nb", -0.03, -0.01)
+    'ht better (models, any time: error(ht) - error(nb) in [-0.0300, -0.0100])'
+    >>> live_text("someday", "ht", "nb", None, None)
+    'someday'
+    """
+    if lower is None or upper is None:
+        return verdict
+    try:
+        return sequential_text(verdict, a, b, lower, upper)
+    except ValueError:
+        return verdict
+
+
+def _live(v: LiveVerdict) -> dict[str, Any]:
+    return {"a": v.a, "b": v.b, "position": v.position, "verdict": v.verdict,
+            "previous": v.previous, "lower": v.lower, "upper": v.upper, "n": v.n,
+            "alpha": v.alpha, "estimate": v.estimate,
+            "text": live_text(v.verdict, v.a, v.b, v.lower, v.upper)}
+
+
+def describe_record(record: Any) -> str:
+    """A record named in a message by its type, stream and position.
+
+    >>> describe_record({"type": "alarm", "stream": "s", "position": 3})
+    "alarm record (stream 's', position 3)"
+    """
+    if not isinstance(record, Mapping):
+        return "record"
+    kind = record.get("type")
+    where = ", ".join(f"{k} {record[k]!r}" for k in ("stream", "position") if k in record)
+    name = f"{kind} record" if isinstance(kind, str) else "record"
+    return f"{name} ({where})" if where else name
+
+
+_APPLY = {
+    "measures": DashboardState._measures,
+    "comparison": DashboardState._comparison,
+    "verdict": DashboardState._verdict,
+    "ranking": DashboardState._ranking,
+    "alarm": DashboardState._alarm,
+    "summary": DashboardState._summary,
+}
+
+
+__all__ = ["BadRecord", "BoundedSeries", "ComparisonPoint", "Cursor", "DEFAULT_HISTORY",
+           "DashboardState", "LiveVerdict", "MeasuresPoint", "SourceStatus", "StreamHistory",
+           "check_record", "describe_record", "live_text", "parse_alarm", "parse_comparison",
+           "parse_measures", "parse_ranking", "parse_sequential", "parse_summary",
+           "parse_verdict"]

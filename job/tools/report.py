@@ -1,0 +1,417 @@
+"""``foldstream report METRICS.jsonl -o report.html``: one self-contained HTML file of a run.
+
+To share a run's results (an experiment's, say) a single file that any browser opens, offline,
+is what travels best: no folder of PNGs, no server, no JavaScript. The report holds, per stream,
+what the records tell of the evaluation (learners, mode, folds, window, how often it reported;
+the run's configuration too when a record carries one), the end of the run (the ``summary``
+record), the fold tests of every pair at the last report, the live verdicts of docs/method.md
+§12 when the records carry them, the average ranks, the alarms, and the figures of
+``foldstream plot`` (:mod:`foldstream.job.tools.plot`'s figure functions), embedded as
+``data:`` images (SVG by default, PNG on request): an ``<img>`` is its own document, so the
+figures' internal ids cannot collide, and the page needs nothing but itself.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import math
+import sys
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from foldstream.job.tools.dashboard.state import BadRecord, check_record, describe_record
+from foldstream.job.tools.plot import DEFAULT_MEASURES, DPI, StreamRecords, group_by_stream, \
+    stream_figures
+from foldstream.job.tools.schema import RecordReader, describe_window
+from foldstream.job.tools.tables import SUMMARY_MEASURES, fmt, fmt_p
+from foldstream.operators.aggregator import VERDICT_MEASURE
+from foldstream.operators.records import Record
+from foldstream.operators.verdicts import fold_verdict, sequential_text
+
+
+DEFAULT_OUT = "report.html"
+FIGURE_FORMATS = ("svg", "png")  # the first is the default
+INVALID_SHOWN = 5  # records left out, named in the report
+
+
+# ------------------------------------------------------------------------------- facts
+@dataclass
+class StreamFacts:
+    """What the records tell about one stream beyond what :func:`group_by_stream` sorts out."""
+
+    stream: str
+    counts: Counter = field(default_factory=Counter)  # records by type
+    summary: Record | None = None
+    verdicts: list[Record] = field(default_factory=list)  # `verdict` records (changes)
+    rejected: int = 0
+
+
+@dataclass
+class RunFacts:
+    """Everything a report shows, gathered in one pass over the records."""
+
+    source: str
+    streams: dict[str, StreamRecords]
+    facts: dict[str, StreamFacts]
+    configs: list[Any]
+    skipped: int  # lines that are not JSON objects
+    invalid: list[str]  # why each record that breaks the record contract was left out
+
+
+def gather(records: Iterable[Any], source: str = "", skipped: int = 0) -> RunFacts:
+    """Sort a run's records for the report; leave out (and say why) those that break the
+    record contract (:func:`~foldstream.job.tools.dashboard.state.check_record`).
+
+    A configuration is shown when a record carries one: a record of type ``config`` or a
+    ``config`` field of any record (today's records carry none; the report shows what is
+    known instead).
+
+    Examples
+    --------
+    >>> facts = gather([{"schema": 1, "type": "alarm", "stream": "s", "position": 1,
+    ...                  "learner": "a", "fold": 0, "detector": "adwin", "quantity": "loss"},
+    ...                 {"schema": 1, "type": "mystery"}])
+    >>> facts.facts["s"].counts["alarm"], facts.invalid
+    (1, ["mystery record: unknown type 'mystery'"])
+    """
+    facts: dict[str, StreamFacts] = {}
+    configs: list[Any] = []
+    invalid: list[str] = []
+    good: list[Record] = []
+    for record in records:
+        if isinstance(record, dict) and "config" in record:
+            if record["config"] not in configs:
+                configs.append(record["config"])
+            if record.get("type") == "config":
+                continue
+        try:
+            kind, _ = check_record(record)
+        except BadRecord as error:
+            invalid.append(f"{describe_record(record)}: {error}")
+            continue
+        name = record.get("stream")
+        if not isinstance(name, str):  # a rejected record of no known stream
+            continue
+        good.append(record)
+        stream = facts.setdefault(name, StreamFacts(name))
+        stream.counts[kind] += 1
+        if kind == "summary":
+            stream.summary = record
+        elif kind == "verdict":
+            stream.verdicts.append(record)
+        elif kind == "rejected":
+            stream.rejected += 1
+    return RunFacts(source, group_by_stream(good), facts, configs, skipped, invalid)
+
+
+def report_every(positions: Sequence[int]) -> int | None:
+    """The most common step between reporting positions (the last report may come sooner).
+
+    >>> report_every([100, 200, 300, 350])
+    100
+    >>> report_every([5]) is None
+    True
+    """
+    steps = Counter(b - a for a, b in zip(positions, positions[1:]) if b > a)
+    return steps.most_common(1)[0][0] if steps else None
+
+
+# ---------------------------------------------------------------------------- figures
+def figure_uri(figure, fmt: str = FIGURE_FORMATS[0]) -> str:
+    """A matplotlib figure as a ``data:`` URI (``svg`` or ``png``), with no timestamp in it."""
+    buffer = io.BytesIO()
+    if fmt == "svg":
+        figure.savefig(buffer, format="svg", metadata={"Date": None})
+        mime = "image/svg+xml"
+    elif fmt == "png":
+        figure.savefig(buffer, format="png", dpi=DPI)
+        mime = "image/png"
+    else:
+        raise ValueError(f"unknown figure format {fmt!r}; choose from {', '.join(FIGURE_FORMATS)}")
+    return f"data:{mime};base64,{base64.b64encode(buffer.getvalue()).decode('ascii')}"
+
+
+# ------------------------------------------------------------------------------- html
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return fmt(None if isinstance(value, float) and math.isnan(value) else value, digits)
+
+
+_p = fmt_p
+
+
+def _alpha(value: Any) -> str:
+    """A significance level: 0.05, 0.01667 (a Bonferroni share)."""
+    return f"{value:.4g}" if isinstance(value, (int, float)) else "—"
+
+
+def _int(value: Any) -> str:
+    return "—" if value is None else f"{value:,.0f}"
+
+
+def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], numeric: Iterable[int] = (),
+           caption: str | None = None) -> str:
+    """An HTML table; cells are already HTML (escape what needs it before)."""
+    numeric = set(numeric)
+    cls = lambda i: ' class="num"' if i in numeric else ""  # noqa: E731
+    head = "".join(f"<th{cls(i)}>{_e(h)}</th>" for i, h in enumerate(headers))
+    body = "".join("<tr>" + "".join(f"<td{cls(i)}>{cell}</td>" for i, cell in enumerate(row))
+                   + "</tr>" for row in rows)
+    caption = f"<caption>{_e(caption)}</caption>" if caption else ""
+    return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _setup_section(data: StreamRecords, facts: StreamFacts) -> str:
+    first = data.first
+    positions = [r["position"] for r in next(iter(data.measures.values()))]
+    compared = list(dict.fromkeys(key[0] for key in data.comparisons))
+    every = report_every(positions)
+    rows = [
+        ("learners", ", ".join(_e(n) for n in data.learners)),
+        ("validation", _e(f"{first['mode']}, {first['folds']} "
+                          f"{'fold' if first['folds'] == 1 else 'folds'}, "
+                          f"{'prequential' if first['prequential'] else 'holdout'}")),
+        ("window", _e(describe_window(first["window"]))),
+        ("reports", _e(f"{len(positions)}, every {every:,} examples" if every else
+                       f"{len(positions)}") + _e(f" (positions {positions[0]:,} to "
+                                                 f"{positions[-1]:,})")),
+        ("compared measures", _e(", ".join(compared)) if compared else "—"),
+        ("significance level α", _e(data.alpha) if data.alpha is not None else "—"),
+        ("records", _e(", ".join(f"{n:,} {kind}" for kind, n in sorted(facts.counts.items())))),
+    ]
+    body = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
+    return f'<table class="facts"><tbody>{body}</tbody></table>'
+
+
+def _summary_section(data: StreamRecords, facts: StreamFacts) -> str:
+    parts = []
+    summary = facts.summary
+    if summary is not None:
+        parts.append(
+            f"<p>Finished: {summary['examples_read']:,} records read, "
+            f"{summary['examples_rejected']:,} rejected, {summary['wall_time_s']:.1f} s "
+            f"({_int(summary.get('examples_per_second'))} examples/s).</p>")
+    else:
+        parts.append("<p>No <code>summary</code> record: the input is unbounded or the run "
+                     "did not finish; the values below are those of the last report.</p>")
+    last = {name: records[-1] for name, records in data.measures.items()}
+    shown = [m for m in SUMMARY_MEASURES if any(m in r["values"] for r in last.values())]
+    rows = []
+    for name, record in last.items():
+        cells = [_e(name), _int(record["position"])]
+        for measure in shown:
+            value = record["values"].get(measure)
+            cells.append("n/a" if value is None else
+                         f"{_num(value['mean'])} ± {_num(value['std'])}")
+        sizes = record["window_size"]
+        cells.append(_int(sum(sizes) / len(sizes)))
+        rows.append(cells)
+    parts.append(_table(["learner", "position", *shown, "window (mean)"], rows,
+                        numeric=range(1, len(shown) + 3),
+                        caption="last report: mean ± std over folds"))
+    return "".join(parts)
+
+
+def _tests_section(data: StreamRecords) -> str:
+    if not data.comparisons:
+        return "<p>No comparisons: a single learner.</p>"
+    last_measures = {name: records[-1] for name, records in data.measures.items()}
+    rows = []
+    for (measure, a, b), series in data.comparisons.items():
+        record = series[-1]
+        w, s, m, q = record["wilcoxon"], record["sign"], record["mcnemar"], record["q"]
+        rows.append([_e(measure), _e(f"{a} vs {b}"), _p(w["p_value"]), _p(s["p_value"]),
+                     _e(f"{s['wins_a']}:{s['wins_b']} ({s['ties']} ties)"),
+                     _e(fold_verdict(record, last_measures).text),
+                     _p(m["p_value"]), _num(q["value"])])
+    position = next(iter(data.comparisons.values()))[-1]["position"]
+    return _table(["measure", "pair", "Wilcoxon p", "sign p", "wins", "fold tests say",
+                   "McNemar p", "Q"], rows, numeric=(2, 3, 4, 6, 7),
+                  caption=f"paired tests over folds at position {position:,} (α = {data.alpha}); "
+                          f"McNemar is example-based, for reference only (docs/method.md §6)")
+
+
+def _verdict_name(a: str, b: str, verdict: str, lower: float | None = None,
+                  upper: float | None = None) -> str:
+    """A live verdict in words (:func:`sequential_text`), or bare when it cannot be worded."""
+    try:
+        return sequential_text(verdict, a, b, lower, upper)
+    except (TypeError, ValueError):  # no interval, or a verdict of a later version
+        return {"a_better": f"{a} better", "b_better": f"{b} better"}.get(verdict, verdict)
+
+
+def _verdicts_section(data: StreamRecords, facts: StreamFacts) -> str:
+    parts = []
+    rows = []
+    for (measure, a, b), series in data.comparisons.items():
+        sequential = series[-1].get("sequential")
+        if measure != VERDICT_MEASURE or not isinstance(sequential, dict):
+            continue
+        rows.append([_e(f"{a} vs {b}"),
+                     _e(_verdict_name(a, b, sequential.get("verdict", "?"),
+                                      sequential.get("lower"), sequential.get("upper"))),
+                     _int(sequential.get("n")), _alpha(sequential.get("alpha"))])
+    if rows:
+        parts.append(_table(["pair", "live verdict", "n", "α per pair"], rows, numeric=(2, 3),
+                            caption="live verdicts at the last report (docs/method.md §12)"))
+    if facts.verdicts:
+        parts.append(_table(
+            ["position", "pair", "from", "to", "interval", "n"],
+            [[_int(v.get("position")), _e(f"{v.get('a')} vs {v.get('b')}"),
+              _e(_verdict_name(v.get("a"), v.get("b"), str(v.get("previous")))),
+              _e(_verdict_name(v.get("a"), v.get("b"), str(v.get("verdict")))),
+              f"[{_num(v.get('lower'), 4)}, {_num(v.get('upper'), 4)}]", _int(v.get("n"))]
+             for v in facts.verdicts], numeric=(0, 4, 5), caption="verdict changes"))
+    if not parts:
+        return ""
+    return "<h3>Live verdicts</h3>" + "".join(parts)
+
+
+def _ranks_section(data: StreamRecords) -> str:
+    if not data.rankings:
+        return ""
+    rows = []
+    for measure, ranking in data.rankings.items():
+        ranks = sorted((r, n) for n, r in zip(ranking["learners"], ranking["average_ranks"])
+                       if r is not None)
+        rows.append([_e(measure), _int(ranking["position"]),
+                     _e(", ".join(f"{n} {r:.2f}" for r, n in ranks)),
+                     _p(ranking["friedman"]["p_value"]), _num(ranking["critical_difference"], 2)])
+    return "<h3>Average ranks</h3>" + _table(
+        ["measure", "position", "average ranks (1 = best)", "Friedman p", "Nemenyi CD"], rows,
+        numeric=(1, 3, 4))
+
+
+def _alarms_section(data: StreamRecords) -> str:
+    if not data.alarms:
+        return "<p>No drift alarms.</p>"
+    counts = Counter((a["learner"], a["detector"]) for a in data.alarms)
+    rows = [[_e(learner), _e(detector), _int(n)]
+            for (learner, detector), n in sorted(counts.items())]
+    return _table(["learner", "detector", "alarms"], rows, numeric=(2,),
+                  caption=f"{len(data.alarms):,} drift alarm{'' if len(data.alarms) == 1 else 's'} "
+                          f"(any fold)")
+
+
+def _figures_section(data: StreamRecords, measures: Sequence[str], fmt: str) -> str:
+    parts = []
+    for stem, figure in stream_figures(data, measures).items():
+        alt = stem.removeprefix(data.stream + "-").replace("_", " ")
+        parts.append(f'<figure><img src="{figure_uri(figure, fmt)}" alt="{_e(alt)}" '
+                     f'data-figure="{_e(stem)}"><figcaption>{_e(alt)}</figcaption></figure>')
+    return "".join(parts)
+
+
+STYLE = """
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1d2433;
+       max-width: 1180px; margin: 0 auto; padding: 18px 24px 40px; }
+h1 { font-size: 24px; margin-bottom: 4px; }
+h2 { margin-top: 34px; border-bottom: 1px solid #e4e7ec; }
+h3 { margin: 22px 0 8px; font-size: 16px; } .dim { color: #667085; }
+table { border-collapse: collapse; margin: 8px 0 14px; font-variant-numeric: tabular-nums;
+        font-size: 13.5px; }
+caption { text-align: left; color: #667085; padding-bottom: 4px; }
+th, td { text-align: left; padding: 4px 10px; border-bottom: 1px solid #e4e7ec;
+         vertical-align: top; }
+th { font-weight: 600; color: #475467; } .num { text-align: right; }
+table.facts th { width: 13em; }
+figure { margin: 16px 0; } figure img { max-width: 100%; height: auto; display: block; }
+figcaption { color: #667085; font-size: 13px; }
+pre { background: #f6f7f9; padding: 10px; overflow-x: auto; font-size: 12.5px; }
+code { background: #f2f4f7; padding: 0 3px; border-radius: 3px; }
+"""
+
+
+def render_html(run: RunFacts, measures: Sequence[str] = DEFAULT_MEASURES,
+                figures: str = FIGURE_FORMATS[0], title: str | None = None) -> str:
+    """The whole report as one HTML document (no external resource, no script)."""
+    if figures not in FIGURE_FORMATS:
+        raise ValueError(f"unknown figure format {figures!r}; choose from "
+                         f"{', '.join(FIGURE_FORMATS)}")
+    if not run.streams:
+        raise ValueError("no measures records to report")
+    title = title or f"foldstream report: {Path(run.source).name or 'records'}"
+    written = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    notes = [f"records from <code>{_e(run.source)}</code>", f"written {written}"]
+    if run.skipped:
+        notes.append(f"{run.skipped:,} lines were not records and were skipped")
+    if run.invalid:
+        shown = "; ".join(run.invalid[:INVALID_SHOWN])
+        more = f" (and {len(run.invalid) - INVALID_SHOWN:,} more)" \
+            if len(run.invalid) > INVALID_SHOWN else ""
+        notes.append(f"{len(run.invalid):,} records break the record contract and were left "
+                     f"out: {_e(shown)}{more}")
+    out = [f"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+           f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+           f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>",
+           f"<h1>{_e(title)}</h1><p class=\"dim\">{' · '.join(notes)}</p>"]
+    if len(run.streams) > 1:
+        out.append("<p>Streams: " + ", ".join(
+            f'<a href="#stream-{i}">{_e(name)}</a>' for i, name in enumerate(run.streams)) + "</p>")
+    if run.configs:
+        out.append("<h2>Configuration</h2>" + "".join(
+            f"<pre>{_e(json.dumps(c, indent=2, ensure_ascii=False))}</pre>" for c in run.configs))
+    for i, (name, data) in enumerate(run.streams.items()):
+        facts = run.facts.get(name, StreamFacts(name))
+        out.append(f'<section id="stream-{i}"><h2>Stream {_e(name)}</h2>')
+        out.append("<h3>Evaluation</h3>" + _setup_section(data, facts))
+        out.append("<h3>Result</h3>" + _summary_section(data, facts))
+        out.append("<h3>Paired tests</h3>" + _tests_section(data))
+        out.append(_verdicts_section(data, facts))
+        out.append(_ranks_section(data))
+        out.append("<h3>Drift alarms</h3>" + _alarms_section(data))
+        if facts.rejected:
+            out.append(f"<p>{facts.rejected:,} input records were rejected (dead letters).</p>")
+        out.append("<h3>Figures</h3>" + _figures_section(data, measures, figures))
+        out.append("</section>")
+    out.append("</body></html>\n")
+    return "".join(out)
+
+
+def write_report(source: str, out: str | Path = DEFAULT_OUT,
+                 measures: Sequence[str] = DEFAULT_MEASURES,
+                 figures: str = FIGURE_FORMATS[0]) -> Path:
+    """Read the records of ``source`` (a file or ``kafka://HOST:PORT/TOPIC``) to their end and
+    write the report to ``out``.
+
+    Raises
+    ------
+    ValueError
+        When the records hold no ``measures`` record, or on an unknown figure format.
+    OSError
+        When the source cannot be read or the report not written.
+    """
+    reader = RecordReader(source)
+    records = list(reader)
+    run = gather(records, str(reader.source), skipped=reader.skipped)
+    document = render_html(run, measures, figures)
+    path = Path(out)
+    if path.parent and not path.parent.exists():
+        path.parent.mkdir(parents=True)
+    path.write_text(document, encoding="utf-8")
+    return path
+
+
+def main(args) -> int:
+    """``foldstream report METRICS [-o report.html] [--measures a,b] [--figures svg|png]``."""
+    from foldstream.connectors.kafka import KafkaUnavailable
+    from foldstream.job import exitcodes
+
+    measures = [m.strip() for m in args.measures.split(",") if m.strip()]
+    try:
+        path = write_report(args.metrics, args.out, measures, args.figures)
+    except (OSError, ValueError, KafkaUnavailable) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return exitcodes.UNUSABLE
+    print(path)
+    return exitcodes.OK

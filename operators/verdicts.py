@@ -1,0 +1,226 @@
+"""Verdicts in words: what the tests say about a pair of learners, worded in one place.
+
+foldstream answers two different questions about a pair (A, B), and a reader must be able to
+tell them apart wherever a verdict is shown:
+
+* **"algorithms, over folds"** (:data:`FOLDS`): the Wilcoxon signed-rank and sign tests over
+  the ``k`` fold values of one report (docs/method.md §6). They say whether one learning
+  *algorithm* does better than the other on this stream, read at the end of the stream or at a
+  position fixed in advance. :func:`fold_verdict` applies the one rule below to a ``comparison``
+  record; the summary tables and ``foldstream watch`` both show its :class:`FoldVerdict`.
+* **"models, any time"** (:data:`ANY_TIME`): the confidence sequence of
+  :mod:`foldstream.operators.sequential` (docs/method.md §12). It says whether one running
+  *model* does better than the other and may be read at every report. :func:`sequential_text`
+  words its verdict.
+
+The rule for the fold tests
+---------------------------
+1. When neither test is defined (no fold where the two values differ), the verdict is
+   *undefined*.
+2. When neither test rejects at the record's ``alpha``, there is *no significant difference*.
+3. Otherwise each rejecting test points the way of its own statistic: the sign test to the
+   learner that wins more folds; the Wilcoxon test to the learner with the larger signed-rank
+   sum, computed from the fold values of the two learners (:func:`~foldstream.operators.stats.
+   signed_rank_sums`; the record keeps only the smaller sum, which does not tell the way).
+4. The better learner is named when every rejecting test points to it. When the tests point
+   different ways, or a rejecting Wilcoxon test comes without the fold values that give its
+   way (or with rank sums that tie), the two learners *differ, direction unclear*.
+
+In particular a tie in the sign test's wins never names a learner by itself (rule 3), and a
+test that rejects alone is enough for a verdict, which says which test it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from foldstream.operators.records import Record
+from foldstream.operators.sequential import A_BETTER, B_BETTER, UNDECIDED
+from foldstream.operators.stats import signed_rank_sums
+
+__all__ = [
+    "FOLDS",
+    "ANY_TIME",
+    "WILCOXON",
+    "SIGN",
+    "FoldVerdict",
+    "decide",
+    "fold_verdict",
+    "sequential_text",
+]
+
+# ------------------------------------------------------------------------------- the wording
+FOLDS = "algorithms, over folds"
+"""The question the fold tests answer (docs/method.md §6)."""
+ANY_TIME = "models, any time"
+"""The question the confidence sequence answers (docs/method.md §12)."""
+WILCOXON = "Wilcoxon"
+SIGN = "sign test"
+BETTER = "{name} better"
+NO_DIFFERENCE = "no significant difference"
+UNDEFINED = "undefined, no fold differs"
+UNCLEAR = "{a} and {b} differ, direction unclear"
+UNDECIDED_TEXT = "undecided"
+BOTH_TESTS = "both tests"
+ONLY = "{test} only"
+INTERVAL = "error({a}) - error({b}) in [{lower:.4f}, {upper:.4f}]"
+
+
+def _worded(head: str, question: str, detail: str | None = None) -> str:
+    """``head (question)`` or ``head (question: detail)``: every verdict names its question."""
+    return f"{head} ({question}: {detail})" if detail else f"{head} ({question})"
+
+
+@dataclass(frozen=True, slots=True)
+class FoldVerdict:
+    """What the fold tests say about a pair (the rule of the module docstring).
+
+    Attributes
+    ----------
+    better : str or None
+        The better learner's name; ``None`` when no learner can be named.
+    tests : tuple of str
+        The tests that reject, in the order :data:`WILCOXON`, :data:`SIGN`.
+    text : str
+        The verdict in words, naming its question (:data:`FOLDS`); plain text, no markup.
+    """
+
+    better: str | None
+    tests: tuple[str, ...]
+    text: str
+
+
+def _direction(a: str, b: str, first: float, second: float) -> str | None:
+    return a if first > second else b if second > first else None
+
+
+def decide(a: str, b: str, wilcoxon: Mapping[str, Any], sign: Mapping[str, Any],
+           folds_a: Sequence[float | None] | None = None,
+           folds_b: Sequence[float | None] | None = None) -> FoldVerdict:
+    """The verdict of the fold tests on learners ``a`` and ``b`` (the module's rule).
+
+    Parameters
+    ----------
+    a, b : str
+        The learners' names, A first, as in the ``comparison`` record.
+    wilcoxon, sign : mapping
+        The record's ``wilcoxon`` (``p_value``, ``reject``) and ``sign`` (``wins_a``,
+        ``wins_b``, ``p_value``, ``reject``) objects.
+    folds_a, folds_b : sequence of float or None, optional
+        The compared measure's fold values of A and B at the record's position: they give a
+        rejecting Wilcoxon test its direction.
+
+    Returns
+    -------
+    FoldVerdict
+
+    Examples
+    --------
+    The worked example of docs/method.md §6: Wilcoxon rejects (rank sums 52 and 3), the sign
+    test does not (8 wins to 2).
+
+    >>> A = [77.98, 72.26, 76.95, 77.94, 72.23, 76.90, 77.93, 72.37, 76.93, 77.97]
+    >>> B = [77.91, 72.27, 76.97, 76.57, 71.63, 75.48, 75.75, 71.33, 74.54, 77.94]
+    >>> w = {"p_value": 0.009765625, "reject": True}
+    >>> s = {"wins_a": 8, "wins_b": 2, "p_value": 0.109375, "reject": False}
+    >>> decide("A", "B", w, s, A, B)
+    FoldVerdict(better='A', tests=('Wilcoxon',), text='A better (algorithms, over folds: Wilcoxon only)')
+
+    Without the fold values the Wilcoxon test has no direction:
+
+    >>> decide("A", "B", w, s).text
+    'A and B differ, direction unclear (algorithms, over folds: Wilcoxon only)'
+
+    A sign test that rejects alone is a verdict too, and says so:
+
+    >>> decide("x", "y", {"p_value": 0.2, "reject": False},
+    ...        {"wins_a": 9, "wins_b": 1, "p_value": 0.02, "reject": True}).text
+    'x better (algorithms, over folds: sign test only)'
+    >>> decide("x", "y", {"p_value": None, "reject": False},
+    ...        {"wins_a": 0, "wins_b": 0, "p_value": None, "reject": False}).text
+    'undefined, no fold differs (algorithms, over folds)'
+    """
+    if wilcoxon.get("p_value") is None and sign.get("p_value") is None:
+        return FoldVerdict(None, (), _worded(UNDEFINED, FOLDS))
+    directions: dict[str, str | None] = {}
+    if wilcoxon.get("reject"):
+        sums = None if folds_a is None or folds_b is None else signed_rank_sums(folds_a, folds_b)
+        directions[WILCOXON] = None if sums is None else _direction(a, b, *sums)
+    if sign.get("reject"):
+        directions[SIGN] = _direction(a, b, sign["wins_a"], sign["wins_b"])
+    if not directions:
+        return FoldVerdict(None, (), _worded(NO_DIFFERENCE, FOLDS))
+    tests = tuple(directions)
+    which = BOTH_TESTS if len(tests) == 2 else ONLY.format(test=tests[0])
+    ways = set(directions.values())
+    better = ways.pop() if len(ways) == 1 else None
+    if better is None:
+        return FoldVerdict(None, tests, _worded(UNCLEAR.format(a=a, b=b), FOLDS, which))
+    return FoldVerdict(better, tests, _worded(BETTER.format(name=better), FOLDS, which))
+
+
+def fold_verdict(comparison: Record, measures: Mapping[str, Record] | None = None) -> FoldVerdict:
+    """The verdict of a ``comparison`` record (docs/method.md §10), by :func:`decide`.
+
+    Parameters
+    ----------
+    comparison : dict
+        A ``comparison`` output record.
+    measures : mapping of str to dict, optional
+        The latest ``measures`` record of each learner; the fold values of the two learners are
+        taken from them when they are at the comparison's position (else the Wilcoxon test has
+        no direction).
+
+    Examples
+    --------
+    >>> comparison = {"position": 10, "measure": "accuracy", "a": "x", "b": "y",
+    ...               "wilcoxon": {"p_value": 0.001953125, "reject": True},
+    ...               "sign": {"wins_a": 0, "wins_b": 10, "p_value": 0.001953125, "reject": True}}
+    >>> fold_verdict(comparison).text
+    'x and y differ, direction unclear (algorithms, over folds: both tests)'
+    >>> measures = {n: {"position": 10, "values": {"accuracy": {"folds": folds}}}
+    ...             for n, folds in (("x", [0.1 * i for i in range(10)]),
+    ...                              ("y", [0.1 * i + 0.05 for i in range(10)]))}
+    >>> fold_verdict(comparison, measures).better
+    'y'
+    """
+    a, b = comparison["a"], comparison["b"]
+    folds = [_fold_values(measures or {}, name, comparison) for name in (a, b)]
+    return decide(a, b, comparison["wilcoxon"], comparison["sign"], *folds)
+
+
+def _fold_values(measures: Mapping[str, Record], name: str,
+                 comparison: Record) -> list[float | None] | None:
+    record = measures.get(name)
+    if record is None or record.get("position") != comparison.get("position"):
+        return None
+    return record.get("values", {}).get(comparison["measure"], {}).get("folds")
+
+
+def sequential_text(verdict: str, a: str, b: str, lower: float, upper: float) -> str:
+    """A live verdict of docs/method.md §12 in words, naming its question (:data:`ANY_TIME`).
+
+    Parameters
+    ----------
+    verdict : str
+        :data:`~foldstream.operators.sequential.A_BETTER`, ``B_BETTER`` or ``UNDECIDED``.
+    a, b : str
+        The learners' names, A first.
+    lower, upper : float
+        The interval for the difference of their error rates, A's minus B's (positive: B
+        better).
+
+    Examples
+    --------
+    >>> sequential_text("b_better", "ht", "nb", 0.0067, 0.0333)
+    'nb better (models, any time: error(ht) - error(nb) in [0.0067, 0.0333])'
+    >>> sequential_text("undecided", "ht", "nb", -0.01, 0.02)
+    'undecided (models, any time: error(ht) - error(nb) in [-0.0100, 0.0200])'
+    """
+    heads = {A_BETTER: BETTER.format(name=a), B_BETTER: BETTER.format(name=b),
+             UNDECIDED: UNDECIDED_TEXT}
+    if verdict not in heads:
+        raise ValueError(f"unknown live verdict {verdict!r}; expected one of {', '.join(heads)}")
+    return _worded(heads[verdict], ANY_TIME, INTERVAL.format(a=a, b=b, lower=lower, upper=upper))
