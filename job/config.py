@@ -211,6 +211,9 @@ class LearnerConfig(_Strict):
     params: dict[str, Any] = Field(default_factory=dict)
     args: list[Any] = Field(default_factory=list, description="positional arguments (e.g. pipeline steps)")
     lags: int = Field(0, ge=0, description="previous labels added as features (temporal wrapper)")
+    fold_seeds: bool = Field(False, description="derive each fold's `seed` parameters (nested "
+                                                "ones too) from (seed, fold), so the folds are "
+                                                "independent replicas (docs/method.md §14)")
 
     @model_validator(mode="after")
     def _builds(self) -> "LearnerConfig":

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from foldstream.operators.imports import import_object
+from foldstream.operators.weights import derive_seed
 from foldstream.operators.records import FoldBatch, Label, PredictionBatch, error_text
 
 
@@ -127,12 +128,48 @@ class LearnerSpec:
     args: list[Any] = field(default_factory=list)
     lags: int = 0  # previous labels added as features (docs/method.md §9); 0: no wrapper
     prototype: Any = None  # a model object to clone instead of building ``model``
+    fold_seeds: bool = False  # each fold's `seed` parameters derived from (seed, fold)
 
-    def build(self):
-        # A fresh clone: never a shared or pre-trained instance.
+    def build(self, fold: int | None = None):
+        """A fresh model: never a shared or pre-trained instance.
+
+        With ``fold_seeds`` and a ``fold``, every ``seed`` parameter (of the model and of the
+        models nested in its parameters) becomes :func:`~foldstream.operators.weights.derive_seed`
+        of its value and the fold, so the ``k`` folds are independent replicas of a randomised
+        design (Bifet et al. 2015; docs/method.md §14). For a ``prototype`` object, only its own
+        ``seed`` parameter is derived (river's ``clone`` takes top-level parameters).
+
+        >>> spec = LearnerSpec("bag", "river.ensemble.BaggingClassifier", params={
+        ...     "model": {"model": "river.naive_bayes.GaussianNB"}, "n_models": 2, "seed": 1},
+        ...     fold_seeds=True)
+        >>> spec.build(0).seed != spec.build(1).seed, spec.build(1).seed == spec.build(1).seed
+        (True, True)
+        """
+        derive = self.fold_seeds and fold is not None
         if self.prototype is not None:
+            if derive and "seed" in self.prototype._get_params():
+                return self.prototype.clone({"seed": derive_seed(self.prototype.seed, fold)})
             return self.prototype.clone()
-        return build_model(self.model, self.params, self.args).clone()
+        params, args = self.params, self.args
+        if derive:
+            params, args = fold_seeded(params, fold), fold_seeded(args, fold)
+        return build_model(self.model, params, args).clone()
+
+
+def fold_seeded(value: Any, fold: int) -> Any:
+    """``value`` (parameters, arguments, nested model specs) with every ``seed`` derived for
+    ``fold``.
+
+    >>> fold_seeded({"seed": 1, "model": {"model": "m", "params": {"seed": 1}}}, 0) == \\
+    ...     {"seed": derive_seed(1, 0), "model": {"model": "m", "params": {"seed": derive_seed(1, 0)}}}
+    True
+    """
+    if isinstance(value, dict):
+        return {k: derive_seed(v, fold) if k == "seed" else fold_seeded(v, fold)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [fold_seeded(v, fold) for v in value]
+    return value
 
 
 class LearnerTask:
@@ -159,7 +196,7 @@ class LearnerTask:
         self.spec = spec
         self.fold = fold
         self.prequential = prequential
-        self.model = spec.build()
+        self.model = spec.build(fold)
         self._weighted = takes_weight(self.model)
         self.failed: tuple[int, str, str] | None = None  # (position, phase, error) once it raised
 

@@ -1,0 +1,90 @@
+"""A seeded noise filter around any classifier: the "change" of Bifet et al.'s experiments.
+
+Bifet et al. (KDD 2015, Table 2) measure how often a test detects a real difference by
+comparing a learner with a copy of it whose predictions are randomised: with probability
+``p_noise`` a prediction is replaced by a class drawn uniformly from the classes seen so far
+(docs/method.md §14). Two such filters with the same ``p_noise`` around two copies of one
+deterministic learner, trained identically, are an *exact* null for the live verdicts of §12:
+``E[d_t | past] = 0``, so any decided verdict is false.
+
+The draws are deterministic (a replay, the other engine and a rerun draw the same) and differ
+per seed and per fold: every draw is seeded by ``seed``, the weight the filter has learned so
+far and the number of predictions it has made. Folds learn different weights (Poisson, or 0/1),
+so their draws differ even with one ``seed``; with the learner spec's ``fold_seeds`` the seed
+itself differs per fold too. The wrapped model trains exactly as it would unwrapped (``w`` is
+passed on, or repeated for a model without a sample weight).
+"""
+
+from __future__ import annotations
+
+import random
+
+from river import base
+
+from foldstream.operators.learners import takes_weight
+
+
+class NoiseFilter(base.Classifier):
+    """``model``, whose every prediction is replaced with probability ``p_noise`` by a class drawn
+    uniformly from the classes seen so far.
+
+    Parameters
+    ----------
+    model
+        The classifier to wrap (built from its spec in a configuration:
+        ``params: {model: {model: river.tree.HoeffdingTreeClassifier}, p_noise: 0.1, seed: 1}``).
+    p_noise
+        The probability of replacing a prediction, in ``[0, 1]``.
+    seed
+        The seed of the draws.
+
+    Examples
+    --------
+    >>> from river import dummy
+    >>> f = NoiseFilter(dummy.NoChangeClassifier(), p_noise=1.0, seed=3)
+    >>> for y in "abcab":
+    ...     f.learn_one({}, y)
+    >>> [f.predict_one({}) in "abc" for _ in range(5)]
+    [True, True, True, True, True]
+    >>> g = NoiseFilter(dummy.NoChangeClassifier(), p_noise=0.0)
+    >>> g.learn_one({}, "a"); g.predict_one({})
+    'a'
+    """
+
+    def __init__(self, model: base.Classifier, p_noise: float = 0.1, seed: int | None = None):
+        if not 0.0 <= p_noise <= 1.0:
+            raise ValueError(f"p_noise must be in [0, 1], got {p_noise}")
+        self.model = model
+        self.p_noise = p_noise
+        self.seed = seed
+        self._weighted = takes_weight(model)
+        self._learned = 0.0
+        self._predicted = 0
+        self._classes: list = []
+
+    @classmethod
+    def _unit_test_params(cls):
+        from river import naive_bayes
+
+        yield {"model": naive_bayes.GaussianNB(), "p_noise": 0.2, "seed": 1}
+
+    def learn_one(self, x, y, w=1):
+        if y not in self._classes:
+            self._classes.append(y)
+        self._learned += w
+        if self._weighted:
+            self.model.learn_one(x, y, w=w)
+        else:
+            for _ in range(int(w)):
+                self.model.learn_one(x, y)
+
+    def predict_proba_one(self, x):
+        return self.model.predict_proba_one(x)
+
+    def predict_one(self, x, **kwargs):
+        prediction = self.model.predict_one(x)
+        draw = random.Random(f"{self.seed}:{self._learned}:{self._predicted}")
+        self._predicted += 1
+        if self._classes and draw.random() < self.p_noise:
+            return draw.choice(self._classes)
+        return prediction
