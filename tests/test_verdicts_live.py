@@ -59,50 +59,8 @@ class RandomGuess(base.Classifier):
         return self._rng.choice(self._classes) if self._classes else None
 
 
-class NoiseFilter(base.Classifier):
-    """``model`` trained as is; each prediction replaced, with probability ``p``, by a class
-    drawn uniformly from those seen so far.
-
-    The draws must differ between folds (else the k folds would randomise the same examples and
-    averaging over them would change nothing) and between filters of different ``seed``, yet be
-    the same in every run. Every fold builds a clone with the same parameters, so ``seed`` alone
-    cannot tell the folds apart, and an instance counter would depend on construction order.
-    What differs between folds is what the fold trained on: each draw is seeded by ``seed``, the
-    total weight learned so far and the number of predictions made, which is deterministic,
-    differs between folds (their Poisson weights differ), and is the same for two filters
-    around the same model in one fold except for ``seed``. ``learn_one`` passes ``w`` on, so the
-    wrapped model trains exactly as it would unwrapped.
-    """
-
-    def __init__(self, model: base.Classifier, p: float = 0.2, seed: int = 0):
-        self.model = model
-        self.p = p
-        self.seed = seed
-        self._learned = 0
-        self._predicted = 0
-        self._classes: list = []
-
-    def learn_one(self, x, y, w=1):
-        if y not in self._classes:
-            self._classes.append(y)
-        self._learned += w
-        self.model.learn_one(x, y, w=w)
-
-    def predict_proba_one(self, x):
-        return self.model.predict_proba_one(x)
-
-    def predict_one(self, x, **kwargs):
-        prediction = self.model.predict_one(x)
-        rng = random.Random(f"{self.seed}:{self._learned}:{self._predicted}")
-        self._predicted += 1
-        if rng.random() < self.p and self._classes:
-            return rng.choice(self._classes)
-        return prediction
-
-
 _module = types.ModuleType(LEARNERS)
 _module.RandomGuess = RandomGuess
-_module.NoiseFilter = NoiseFilter
 sys.modules[LEARNERS] = _module
 
 SEA = "source={kind: generator, model: river.datasets.synth.SEA, limit: 600, seed: 3}"
@@ -291,11 +249,10 @@ def test_records_do_not_depend_on_the_batch_size(evaluation):
 
 # --------------------------------------------------------------------------------- end to end
 @pytest.mark.slow  # a long run
-@pytest.mark.slow
 def test_noise_filters_of_one_rate_stay_undecided_and_the_clean_learner_wins():
     tree = "{model: river.tree.HoeffdingTreeClassifier}"
-    noisy = [f"{{name: noisy{seed}, model: {LEARNERS}.NoiseFilter, "
-             f"params: {{model: {tree}, p: 0.2, seed: {seed}}}}}" for seed in (1, 2)]
+    noisy = [f"{{name: noisy{seed}, model: foldstream.operators.noise.NoiseFilter, "
+             f"params: {{model: {tree}, p_noise: 0.2, seed: {seed}}}}}" for seed in (1, 2)]
     config = load_config(None, [
         "source={kind: generator, model: river.datasets.synth.SEA, limit: 10000, seed: 11}",
         f"learners=[{{name: tree, model: river.tree.HoeffdingTreeClassifier}}, {', '.join(noisy)}]",
