@@ -32,6 +32,7 @@ import shutil
 import signal
 import threading
 import time
+import contextlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -641,42 +642,78 @@ class Interrupted(KeyboardInterrupt):
         return exitcodes.INTERRUPTED if self.signum == signal.SIGINT else exitcodes.TERMINATED
 
 
+class Stop:
+    """The signal an :func:`interruptible` block received, if any (truthy once one came), and
+    :meth:`held`, a section that a signal does not cut: the signal waits for its end.
+
+    >>> stop = Stop()
+    >>> bool(stop), stop.signum
+    (False, None)
+    """
+
+    def __init__(self):
+        self.received: list[int] = []
+        self.holding = False
+
+    def __bool__(self) -> bool:
+        return bool(self.received)
+
+    @property
+    def signum(self) -> int | None:
+        return self.received[0] if self.received else None
+
+    @contextmanager
+    def held(self):
+        """Run the block whole: a signal that comes inside it is raised at its end, so that a
+        record is handed on and counted together or not at all."""
+        self.holding = True
+        try:
+            yield
+        finally:
+            self.holding = False
+        if self.received:
+            raise Interrupted(self.received[0])
+
+
 @contextmanager
 def interruptible():
-    """Turn Ctrl-C and SIGTERM during a Flink run into one :class:`Interrupted`.
+    """Turn Ctrl-C and SIGTERM during a Flink run into one :class:`Interrupted`; yields the
+    :class:`Stop` that says whether one came.
 
     A signal lands wherever the client waits, mostly inside a py4j call to the JVM; the broken
     call then raises py4j errors of its own (and logs them) while the job is being torn down,
     which reached the user as a py4j traceback. Here the first signal raises
-    :class:`Interrupted`, py4j's logger is silenced, and whatever the teardown raises after it is
-    replaced by that one exception, which the command line reports in one line. Outside the
-    main thread (where Python cannot set handlers) it does nothing.
+    :class:`Interrupted` (at once, or at the end of a :meth:`Stop.held` section), py4j's logger
+    is silenced, and whatever the teardown raises after it is replaced by that one exception,
+    which the command line reports in one line. Outside the main thread (where Python cannot set
+    handlers) it does nothing.
     """
-    received: list[int] = []  # yielded: the signal, once one came
+    stop = Stop()
     if threading.current_thread() is not threading.main_thread():
-        yield received
+        yield stop
         return
 
     def handler(signum, frame):
-        if received:
+        if stop.received:
             return  # a second Ctrl-C while the job is torn down
-        received.append(signum)
+        stop.received.append(signum)
         logging.getLogger("py4j").setLevel(logging.CRITICAL + 1)
-        raise Interrupted(signum)
+        if not stop.holding:
+            raise Interrupted(signum)
 
     def quiet(record: logging.LogRecord) -> bool:
         # py4j logs "KeyboardInterrupt while sending command." with its traceback on the root
         # logger when the signal lands inside a call
-        return not received
+        return not stop.received
 
     root = logging.getLogger()
     root.addFilter(quiet)
     previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        yield received
+        yield stop
     except BaseException as error:
-        if received and not isinstance(error, Interrupted):
-            raise Interrupted(received[0]) from None
+        if stop.received and not isinstance(error, Interrupted):
+            raise Interrupted(stop.received[0]) from None
         raise
     finally:
         for s, h in previous.items():
@@ -726,7 +763,7 @@ def run(config: Config, emit, dead_letter, on_progress=None, source=None,
         delivered = Delivered()
         try:
             with tagged.execute_and_collect("foldstream") as results:
-                deliver(results, emit, dead_letter, on_progress, delivered)
+                deliver(results, emit, dead_letter, on_progress, delivered, stopped.held)
         except BaseException:
             if stopped:  # a signal (whatever the teardown raised after it)
                 for summary in delivered.interrupted_summaries():
@@ -778,11 +815,13 @@ class Delivered:
 
 
 def deliver(tagged: Iterable[str], emit, dead_letter, on_progress=None,
-            delivered: Delivered | None = None) -> None:
+            delivered: Delivered | None = None, held=contextlib.nullcontext) -> None:
     """Hand the collected texts (``"M"`` + a record, ``"D"`` + a rejected record) on, and report
     progress: per stream, the position of its latest ``measures`` record (the examples
     evaluated), then its summary's ``examples_read`` (rejected records included, as the
     progress bar's total counts them); ``on_progress`` gets the sum over the streams.
+    ``held()`` wraps the handing on of each record and its note in ``delivered``
+    (:meth:`Stop.held`: a signal does not come between them).
 
     >>> seen = []
     >>> deliver(['M{"type":"measures","stream":"a","position":500}', 'D{"type":"rejected"}',
@@ -795,12 +834,12 @@ def deliver(tagged: Iterable[str], emit, dead_letter, on_progress=None,
     positions: dict[str | None, int] = {}
     for text in tagged:
         record = json.loads(text[1:])
-        if delivered is not None:
-            delivered.take(record)
+        with held():
+            if delivered is not None:
+                delivered.take(record)
+            (emit if text[0] == "M" else dead_letter)(record)
         if text[0] != "M":
-            dead_letter(record)
             continue
-        emit(record)
         kind = record.get("type")
         if on_progress is not None and kind in ("measures", "summary"):
             stream = record.get("stream")
