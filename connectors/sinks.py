@@ -45,14 +45,15 @@ class JsonLinesSink(Sink):
     Parameters
     ----------
     path : str or os.PathLike
-        The file; missing parent directories are created. An existing file is replaced.
+        The file; missing parent directories are created. An existing file is replaced, or
+        appended to with ``append``.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], append: bool = False) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # newline="\n": the same bytes on every platform.
-        self._file = self.path.open("w", encoding="utf-8", newline="\n")
+        self._file = self.path.open("a" if append else "w", encoding="utf-8", newline="\n")
 
     def write(self, record: dict[str, Any]) -> None:
         self._check_open()
@@ -86,6 +87,48 @@ class StdoutSink(Sink):
     @staticmethod
     def _stream() -> TextIO:
         return sys.stdout
+
+
+class DeadLetterSink(Sink):
+    """The dead-letter file: a rejected record that cannot be written is counted, never fatal.
+
+    Each record is flushed as it comes (rejected records are rare, and a reader tailing the file
+    sees them at once), so a failing disk shows at the record it fails on. :attr:`failed` counts
+    the records lost that way and :attr:`error` keeps the first reason, for the run to report.
+
+    >>> sink = DeadLetterSink("/dev/full")  # a device that refuses every write
+    >>> sink.write({"type": "rejected", "reason": "no label"}); sink.close()
+    >>> sink.failed, sink.error
+    (1, 'No space left on device')
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.failed = 0
+        self.error: str | None = None
+        self._file = JsonLinesSink(path)
+
+    def write(self, record: dict[str, Any]) -> None:
+        self._check_open()
+        try:
+            self._file.write(record)
+            self._file.flush()
+        except OSError as error:
+            self.failed += 1
+            self.error = self.error or error.strerror or str(error)
+            try:  # drop what the buffer still held (counted), and try the file afresh next time
+                self._file.close()
+            except OSError:
+                pass
+            self._file = JsonLinesSink(self.path, append=True)
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                self._file.close()
+            except OSError:
+                pass  # every record was flushed (or counted) at its write
+        super().close()
 
 
 class MemorySink(Sink):

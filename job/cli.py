@@ -109,13 +109,13 @@ def _parser() -> argparse.ArgumentParser:
 
 def _open_sinks(config: Config):
     """Where the client writes records; a Kafka sink is written by the job itself."""
-    from foldstream.connectors.sinks import JsonLinesSink, MemorySink, StdoutSink
+    from foldstream.connectors.sinks import DeadLetterSink, JsonLinesSink, MemorySink, StdoutSink
 
     sink = config.sink
     if sink.kind == "kafka":
         return MemorySink(), MemorySink()
     records = JsonLinesSink(sink.path) if sink.kind == "file" else StdoutSink()
-    return records, JsonLinesSink(sink.dead_letters())
+    return records, DeadLetterSink(sink.dead_letters())
 
 
 def run(config: Config, *, progress: bool = True, tables: bool = True,
@@ -170,6 +170,11 @@ def run(config: Config, *, progress: bool = True, tables: bool = True,
                  "kafka": f"records: Kafka topic {getattr(sink, 'topic', '')}; rejected records: "}[sink.kind]
         dead = getattr(sink, "dead_letter_topic", None) or sink.dead_letters()
         tables_console.print(f"{where}{dead}")
+    lost = getattr(dead_letters, "failed", 0)
+    if lost:  # counted, never fatal: the measures are complete
+        progress_console.print(f"warning: {lost:,} rejected record{'s' * (lost > 1)} could not be "
+                               f"written to {dead_letters.path} ({dead_letters.error}); the "
+                               "summary's `rejected` counts them")
     if interrupted is not None:
         progress_console.print(f"stopped ({signal.Signals(interrupted).name}): the records up "
                                f"to the last complete report and an interrupted summary are written")

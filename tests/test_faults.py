@@ -68,6 +68,25 @@ def test_a_huge_line_is_rejected_with_a_bounded_prefix_its_length_and_hash(tmp_p
     assert records[-1]["type"] == "summary" and records[-1]["examples_rejected"] == 1
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_a_dead_letter_that_cannot_be_written_is_counted_not_fatal(tmp_path, capsys):
+    """/dev/full refuses every write, as a full disk does: the run ends normally with every
+    report, and says how many rejected records were lost and why."""
+    path = tmp_path / "bad.csv"
+    path.write_text(csv_text(100) + "1,2\n" + csv_text(100, 100).split("\n", 1)[1]
+                    + "3,4\n", encoding="utf-8")
+    out = tmp_path / "m.jsonl"
+    code = cli.main(["run", "--quiet", "--set", f"source.path={path}", "--set", CHEAP,
+                     "--set", "evaluation.folds=3", "--set", "evaluation.report_every=50",
+                     "--set", f"sink.path={out}", "--set", "sink.dead_letter_path=/dev/full"])
+    assert code == exitcodes.OK
+    records = read_jsonl(out)
+    assert records[-1]["type"] == "summary" and records[-1]["examples_rejected"] == 2
+    assert {r["position"] for r in records if r["type"] == "measures"} == {50, 100, 150, 200}
+    err = " ".join(capsys.readouterr().err.split())
+    assert "2 rejected records could not be written to /dev/full (No space left on device)" in err
+
+
 def test_the_prefix_length_is_a_sink_key_and_short_records_are_whole(tmp_path):
     path = tmp_path / "bad.csv"
     path.write_text(csv_text(20) + "1,zz,x\n" + "1,2,3,4,5,6,7,8,9\n", encoding="utf-8")
