@@ -27,6 +27,7 @@ from __future__ import annotations
 import atexit
 import codecs
 import contextlib
+import dataclasses
 import csv
 import gzip
 import os
@@ -54,7 +55,7 @@ PathLike = str | os.PathLike[str]
 
 def iter_file(path: PathLike, *, label: str, stream: str | None = None,
               nominal: Sequence[str] = (), id_field: str | None = None, limit: int | None = None,
-              fmt: str | None = None) -> Iterator[Example | Rejected]:
+              fmt: str | None = None, labels_later: bool = False) -> Iterator[Example | Rejected]:
     """Read the examples of a CSV, ARFF or JSON Lines file, and a record for each bad line.
 
     Parameters
@@ -77,6 +78,10 @@ def iter_file(path: PathLike, *, label: str, stream: str | None = None,
     fmt : {'csv', 'arff', 'jsonl'}, optional
         The format, when the name does not end in ``.csv``, ``.arff``, ``.jsonl`` or
         ``.ndjson`` (each optionally followed by ``.gz``).
+    labels_later : bool
+        Delayed labels (docs/method.md §13): a JSON Lines row without the label field (with an
+        ``id_field``) is an example without its label (``y`` is ``None``), which a later row
+        with the same id and the label completes; otherwise such a row is rejected.
 
     Returns
     -------
@@ -104,6 +109,8 @@ def iter_file(path: PathLike, *, label: str, stream: str | None = None,
             schema = _HEADER_READERS[fmt](lines, path, label, id_field, frozenset(nominal))
         except DamagedFile as exc:
             raise ValueError(f"{exc} (in its header)") from None
+    if labels_later:
+        schema = dataclasses.replace(schema, labels_later=True)
     return _read_examples(path, schema, stream or default_stream(path), limit)
 
 

@@ -25,6 +25,10 @@ class MessageParser:
         The stream of messages without a key; ``None``: such a message is rejected.
     streams
         If given, the only stream names accepted; a message keyed otherwise is rejected.
+    labels_later
+        Delayed labels (docs/method.md §13; needs ``id_field``): a row without the label field
+        is an example without its label (``y`` is ``None``); a later row with its id and the
+        label is its label (the delay fan-out joins them).
 
     Examples
     --------
@@ -36,8 +40,10 @@ class MessageParser:
     """
 
     def __init__(self, *, label: str, nominal: Sequence[str] = (), id_field: str | None = None,
-                 stream: str | None = None, streams: Collection[str] | None = None):
-        self._schema = RowSchema("jsonl", label, id_field, frozenset(nominal))
+                 stream: str | None = None, streams: Collection[str] | None = None,
+                 labels_later: bool = False):
+        self._schema = RowSchema("jsonl", label, id_field, frozenset(nominal),
+                                 labels_later=labels_later)
         self._stream = stream
         self._streams = frozenset(streams) if streams is not None else None
 

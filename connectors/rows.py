@@ -40,6 +40,7 @@ class RowSchema:
     columns: tuple[str, ...] | None = None  # CSV and ARFF; JSON Lines rows name their fields
     categories: dict[str, frozenset[str]] = field(default_factory=dict)  # declared ARFF values
     first_data_line: int = 1
+    labels_later: bool = False  # delayed labels: a JSON row without its label has y None
 
     @functools.cached_property
     def noun(self) -> str:
@@ -65,12 +66,19 @@ def to_example(row: dict[str, Any], schema: RowSchema, stream: str, location: st
     >>> schema = RowSchema("jsonl", "y", None, frozenset({"c"}))
     >>> to_example({"a": 1, "c": "red", "y": 2.0}, schema, "s", "t@0")
     Example(stream='s', x={'a': 1.0, 'c': 'red'}, y=2, key=None, location='t@0')
+    >>> later = RowSchema("jsonl", "y", "id", frozenset(), labels_later=True)
+    >>> to_example({"id": 7, "a": 1}, later, "s", "t@2").y is None
+    True
     >>> to_example({"a": "1", "y": "u"}, schema, "s", "t@1")
     Traceback (most recent call last):
     ...
     foldstream.connectors.rows.Reject: field 'a': expected a number, got '1' (list it in `nominal` to read it as a category)
     """
-    label = _label(row, schema)
+    if schema.labels_later and schema.id_field is not None and schema.fmt == "jsonl" \
+            and row.get(schema.label) is None:
+        label = None  # an arrival whose label comes later, in a row with its id (§13)
+    else:
+        label = _label(row, schema)
     key = None if schema.id_field is None else _key(row, schema)
     text_features = schema.text_features
     x = {name: _category(name, value, schema) if name in text_features

@@ -326,7 +326,9 @@ def run(config: Config, source: Iterable | None = None, *, write: bool = False,
     if source is not None:
         from foldstream.connectors.generators import iter_dataset
 
-        items = iter_dataset(source, config.source.limit, config.source.stream)
+        from foldstream.job.plans import with_delay
+
+        items = with_delay(config, iter_dataset(source, config.source.limit, config.source.stream))
         total = config.source.limit or getattr(source, "n_samples", None) or _length(source)
     else:
         items, total = None, expected_examples(config)

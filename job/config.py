@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, \
     model_validator
 
+from foldstream.operators.delay import MAX_PENDING
 from foldstream.operators.evaluator import REPORT_EVERY
 from foldstream.operators.measures import MEASURES
 from foldstream.operators.normalization import MAX_MATRICES, NORMALIZABLE
@@ -91,6 +92,8 @@ class KafkaSource(_Strict):
     streams: list[str] | None = Field(None, description="accept only these stream names (keys)")
     nominal: list[str] = Field(default_factory=list)
     id_field: str | None = None
+    labels_topic: str | None = Field(None, description="delayed labels (evaluation.delay): a "
+                                                       "topic of label rows, keyed by stream")
     properties: dict[str, str | int | float | bool] = Field(
         default_factory=dict, description="Kafka consumer properties (security.protocol, "
                                           "sasl.*, fetch.max.wait.ms, ...)")
@@ -155,6 +158,25 @@ class VerdictsConfig(_Strict):
                                      "verdict comes from the first handful of examples")
 
 
+class DelayConfig(_Strict):
+    """Delayed labels (docs/method.md §13): predict at arrival, score and train at the label."""
+
+    examples: int = Field(0, ge=0, description="files, generators: each label comes right after "
+                                               "the example this many positions later arrives "
+                                               "(0: no delay)")
+    field: str | None = Field(None, description="files, generators: the column holding each "
+                                                "row's delay in examples (not a feature)")
+    max_pending: int = Field(MAX_PENDING, gt=0, description="examples of a stream that may wait "
+                                                            "for labels; beyond, the oldest "
+                                                            "expires unscored")
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> "DelayConfig":
+        if self.examples and self.field is not None:
+            raise ValueError("examples and field: give one of them (a fixed delay or a column)")
+        return self
+
+
 class EvaluationConfig(_Strict):
     mode: Literal["bootstrap", "cv", "split", "single"] = "bootstrap"
     folds: int = Field(10, ge=1)
@@ -177,6 +199,8 @@ class EvaluationConfig(_Strict):
     alarms: AlarmsConfig = Field(default_factory=AlarmsConfig)
     verdicts: VerdictsConfig = Field(default_factory=VerdictsConfig,
                                      description="live verdicts (docs/method.md §12)")
+    delay: DelayConfig | None = Field(None, description="delayed labels (docs/method.md §13); "
+                                                        "null: every example has its label")
 
     _fading = field_validator("q_fading")(check_alpha)
 
@@ -366,11 +390,42 @@ class Config(_Strict):
         for section in ("source", "sink"):
             if getattr(self, section).kind == "kafka" and self.engine.kind != "flink":
                 raise ValueError(f"{section}.kind: kafka needs engine.kind: flink")
+        delay, source = self.evaluation.delay, self.source
+        if delay is not None and source.kind == "kafka" and source.id_field is None:
+            raise ValueError("source.id_field: delayed labels (evaluation.delay) on Kafka need "
+                             "it, to join each label to its example")
+        if self.delayed and self.engine.kind == "flink":
+            # Part 2 of issue 13 routes the delayed events in the Flink job; until then:
+            raise ValueError("evaluation.delay: delayed labels run in the in-process engine "
+                             "for now (engine.kind: inprocess)")
+        if source.kind == "kafka" and source.labels_topic is not None and delay is None:
+            raise ValueError("source.labels_topic: labels on a topic of their own need "
+                             "evaluation.delay (delayed labels)")
+        if source.kind == "kafka" and source.labels_topic is not None \
+                and source.labels_topic == source.topic:
+            raise ValueError("source.labels_topic: must differ from source.topic (labels may "
+                             "come on the input topic itself: leave labels_topic null)")
+        if delay is not None and delay.field is not None and source.kind == "file" \
+                and delay.field in (source.label, source.id_field):
+            raise ValueError(f"evaluation.delay.field: {delay.field!r} is the "
+                             f"{'label' if delay.field == source.label else 'id'} column")
         if self.sink.kind == "kafka" and self.sink.delivery_guarantee == "exactly-once" \
                 and self.checkpoint_interval_ms is None:
             raise ValueError("sink.delivery_guarantee: exactly-once needs checkpoints: "
                              "set engine.checkpoint_interval_ms or use an unbounded Kafka source")
         return self
+
+    @property
+    def delayed(self) -> bool:
+        """Delayed labels are on (docs/method.md §13): ``evaluation.delay`` with a delay to
+        simulate (``examples > 0`` or a ``field``), or with a ``source.id_field`` (rows may then
+        come without labels, and later rows with the id and the label are their labels).
+        ``delay: {examples: 0}`` without an id field is the undelayed run, byte for byte."""
+        delay = self.evaluation.delay
+        if delay is None:
+            return False
+        return delay.examples > 0 or delay.field is not None \
+            or getattr(self.source, "id_field", None) is not None
 
     @property
     def checkpoint_dir(self) -> Path | None:
@@ -500,7 +555,8 @@ _SECTIONS = (
     ("source (kind: kafka)", KafkaSource), ("evaluation", EvaluationConfig),
     ("evaluation.window", WindowConfig), ("evaluation.alarms", AlarmsConfig),
     ("evaluation.alarms.page_hinkley", PageHinkleyConfig),
-    ("evaluation.verdicts", VerdictsConfig), ("learners[]", LearnerConfig),
+    ("evaluation.verdicts", VerdictsConfig), ("evaluation.delay", DelayConfig),
+    ("learners[]", LearnerConfig),
     ("sink (kind: file)", FileSink), ("sink (kind: stdout)", StdoutSink),
     ("sink (kind: kafka)", KafkaSink), ("engine", EngineConfig),
 )

@@ -6,9 +6,10 @@ Both engines build their stages from these, so they cannot read the configuratio
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any, Iterable, Iterator
 
 from foldstream.job.config import Config
+from foldstream.operators.delay import MAX_PENDING, DelayFanOut, LabelOnly, simulate_delay
 from foldstream.operators.aggregator import AggregationPlan, Aggregator, VerdictPlan
 from foldstream.operators.evaluator import EvalPlan, FoldEvaluator
 from foldstream.operators.fanout import Batcher, FanOut, FanOutPlan
@@ -25,6 +26,11 @@ class Plans:
     prequential: bool
     batch_size: int
     dead_letter_max_bytes: int = DEAD_LETTER_MAX_BYTES  # sink.dead_letter_max_bytes
+    max_pending: int | None = None  # delayed labels (docs/method.md §13); None: undelayed
+
+    @property
+    def delayed(self) -> bool:
+        return self.max_pending is not None
 
     @property
     def folds(self) -> int:
@@ -35,6 +41,11 @@ class Plans:
 
     def fan_out(self, stream: str) -> FanOut:
         return FanOut(stream, self.fanout)
+
+    def delay_fan_out(self, stream: str) -> DelayFanOut:
+        """The per-stream stage of a delayed run: batcher and fan-out in one."""
+        return DelayFanOut(stream, self.fanout, self.batch_size,
+                           self.max_pending if self.max_pending is not None else MAX_PENDING)
 
     def learner_task(self, learner: int, fold: int) -> LearnerTask:
         return LearnerTask(self.learners[learner], fold, self.prequential)
@@ -89,23 +100,41 @@ def make_plans(config: Config) -> Plans:
         prequential=ev.prequential,
         batch_size=config.engine.batch_size,
         dead_letter_max_bytes=config.sink.dead_letter_max_bytes,
+        max_pending=config.evaluation.delay.max_pending if config.delayed else None,
     )
 
 
-def open_source(config: Config) -> Iterator[Example | Rejected]:
-    """The configured file or generator source (Kafka sources belong to the Flink job)."""
+def open_source(config: Config) -> Iterator[Example | LabelOnly | Rejected]:
+    """The configured file or generator source (Kafka sources belong to the Flink job).
+
+    With delayed labels (docs/method.md §13) the labels are held back as
+    ``evaluation.delay`` says (:func:`~foldstream.operators.delay.simulate_delay`), and a JSON
+    Lines row without its label is an arrival whose label comes in a later row with its id.
+    """
     source = config.source
     if source.kind == "file":
         from foldstream.connectors.files import iter_file
 
-        return iter_file(source.resolved_path(), label=source.label, stream=source.stream,
-                         nominal=source.nominal, id_field=source.id_field, limit=source.limit,
-                         fmt=source.format)
-    if source.kind == "generator":
+        items = iter_file(source.resolved_path(), label=source.label, stream=source.stream,
+                          nominal=source.nominal, id_field=source.id_field, limit=source.limit,
+                          fmt=source.format, labels_later=config.delayed)
+    elif source.kind == "generator":
         from foldstream.connectors.generators import iter_generator
 
-        return iter_generator(source.model, source.params, source.seed, source.limit, source.stream)
-    raise ValueError(f"source.kind {source.kind!r} is read by the Flink job, not here")
+        items = iter_generator(source.model, source.params, source.seed, source.limit,
+                               source.stream)
+    else:
+        raise ValueError(f"source.kind {source.kind!r} is read by the Flink job, not here")
+    return with_delay(config, items)
+
+
+def with_delay(config: Config, items: Iterable[Example | Rejected]) -> Iterator[Any]:
+    """``items`` with their labels held back as ``evaluation.delay`` says (docs/method.md §13);
+    unchanged when labels are not delayed."""
+    delay = config.evaluation.delay
+    if not config.delayed or (delay.examples == 0 and delay.field is None):
+        return iter(items)  # label rows, if any, are joined by id at the delay fan-out
+    return simulate_delay(items, examples=delay.examples, field=delay.field)
 
 
 def expected_examples(config: Config) -> int | None:

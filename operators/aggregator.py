@@ -136,10 +136,13 @@ class Aggregator:
             self._ended.add(report.fold)
         records: list[dict[str, Any]] = []
         if report.learners:
-            reports = self._pending.setdefault(report.position, {})
+            # Delayed labels: several reports may share a position (labels after the last
+            # arrival), never a (position, labelled) pair.
+            at = report.position if report.delay is None else (report.position, report.delay.labelled)
+            reports = self._pending.setdefault(at, {})
             reports[report.fold] = report
             if len(reports) == self.plan.folds:
-                del self._pending[report.position]
+                del self._pending[at]
                 records = self._records(report.position, [reports[f] for f in range(self.plan.folds)])
         if len(self._ended) == self.plan.folds and not self._pending:
             self.finished = True
@@ -186,6 +189,11 @@ class Aggregator:
                     key: [r.normalization[name][key] for r in folds]
                     for key in ("positives", "negatives", "scaled")
                 }
+            delay = folds[0].delay
+            if delay is not None:  # delayed labels (docs/method.md §13): the same on every fold
+                record.update(labelled=delay.labelled, pending=delay.pending,
+                              expired=delay.expired, delay_mean=delay.delay_mean,
+                              delay_max=delay.delay_max)
             records.append(record)
             self.last_measures[name] = record
         sequential = self._advance_sequences(position, folds) if self._sequences else {}
@@ -229,6 +237,8 @@ class Aggregator:
         """Feed the examples since the previous report to every pair's sequence (see the module
         docstring); return each pair's state at this position, in pair order."""
         plan, k = self.plan, self.plan.folds
+        if folds[0].delay is not None:  # delayed labels: the sequence runs in label order
+            position = folds[0].delay.labelled
         count = position - self._position
         blocks = [r.losses for r in folds]
         for r, block in zip(folds, blocks):

@@ -20,7 +20,9 @@ from typing import Any, Hashable
 from river.drift import ADWIN, PageHinkley
 
 from foldstream.operators import measures, normalization
-from foldstream.operators.records import FoldLosses, FoldReport, PredictionBatch, pair_key, pack_bits
+from foldstream.operators.delay import ARRIVAL, EXPIRE, DelayPredictionBatch
+from foldstream.operators.records import DelayCounts, FoldLosses, FoldReport, PredictionBatch, \
+    pair_key, pack_bits
 from foldstream.operators.windows import ADWIN_DELTA, FADING_ALPHA, Window, WindowSpec
 
 REPORT_EVERY = 1000
@@ -183,16 +185,121 @@ class FoldEvaluator:
         # Live verdicts: the scored flags and each learner's losses since the last snapshot.
         self._scored_since: list[bool] = []
         self._losses_since: dict[str, list[bool]] = {name: [] for name in plan.learners}
+        # Delayed labels (docs/method.md §13): position counts arrivals, these the labels.
+        self._delayed = False
+        self._held: dict[Hashable, tuple] = {}  # key -> (position, prev, scored, preds, majs)
+        self._labelled = 0
+        self._expired = 0
+        self._delay_sum = 0
+        self._delay_max = 0
+        self._reported_state: tuple[int, int] | None = None  # (position, labelled) of a report
+        self._order = {name: i for i, name in enumerate(self._learners)}
 
     # ---------------------------------------------------------------------------------------
-    def add(self, batch: PredictionBatch) -> list[FoldReport]:
+    def add(self, batch: PredictionBatch | DelayPredictionBatch) -> list[FoldReport]:
         """Take one learner's predictions; score every batch for which all learners are in."""
         self._pending.setdefault(batch.seq, {})[batch.learner] = batch
         reports: list[FoldReport] = []
         while len(self._pending.get(self._next_seq, ())) == len(self._learners):
-            reports.extend(self._score(self._pending.pop(self._next_seq)))
+            batches = self._pending.pop(self._next_seq)
+            if isinstance(next(iter(batches.values())), DelayPredictionBatch):
+                reports.extend(self._score_delayed(batches))
+            else:
+                reports.extend(self._score(batches))
             self._next_seq += 1
         return reports
+
+    # ---------------------------------------------------------------------------------------
+    # Delayed labels (docs/method.md §13)
+    def _score_delayed(self, batches: dict[str, DelayPredictionBatch]) -> list[FoldReport]:
+        """Hold the predictions made at each arrival; score them when the label comes."""
+        self._delayed = True
+        first = next(iter(batches.values()))
+        self._classes = first.classes
+        names = list(self._learners)
+        states = list(self._learners.values())
+        preds = [batches[name].y_pred for name in names]
+        scored = first.scored  # the folds' weights are shared by all learners
+        for name in names:
+            error = batches[name].error
+            if error is not None:
+                self._errors.append((error[0], name, error[1], error[2]))
+        every = self.plan.report_every
+        reports: list[FoldReport] = []
+        held = self._held
+        j = 0  # index of the arrival among this batch's arrivals
+        for event in first.events:
+            kind = event[0]
+            if kind == ARRIVAL:
+                self.position += 1
+                held[event[1]] = (event[2], event[3], scored[j], tuple(p[j] for p in preds),
+                                  tuple(state.window.majority() for state in states))
+                j += 1
+            elif kind == EXPIRE:
+                if held.pop(event[1], None) is not None:
+                    self._expired += 1
+            else:
+                position, prev, score, ps, majs = held.pop(event[1])
+                delay = self.position - position
+                self._labelled += 1
+                self._delay_sum += delay
+                if delay > self._delay_max:
+                    self._delay_max = delay
+                self._score_labelled(event[3], prev, score, ps, majs)
+                if self._labelled % every == 0:
+                    reports.append(self._snapshot(final=False))
+        if first.final:
+            now = (self.position, self._labelled)
+            if reports and self._reported_state == now:
+                reports[-1].final = True
+            elif self._reported_state == now:
+                reports.append(FoldReport(self.stream, self.fold, self.position, True, {}, {}))
+            else:
+                reports.append(self._snapshot(final=True))
+        return reports
+
+    def _score_labelled(self, t: int, prev: int, scored: bool, preds: tuple[int, ...],
+                        majs: tuple[int, ...]) -> None:
+        """Score one labelled example for every learner (as :meth:`_score_segment` does)."""
+        if t >= self._n_classes:
+            self._n_classes = t + 1
+        if not scored:
+            if self.plan.losses:
+                self._scored_since.append(False)
+            return
+        fading, track_sizes = self.plan.q_fading, self._kind in ("sliding", "adwin")
+        own_adwin = self._kind == "adwin" and self.plan.adwin_alarms
+        at = self.position
+        wrong, sizes = [], []
+        for i, (name, state) in enumerate(self._learners.items()):
+            window = state.window
+            p = preds[i]
+            window.update(t, p, prev, majs[i])
+            loss = t != p
+            wrong.append(loss)
+            state.faded_loss = loss + fading * state.faded_loss
+            if track_sizes:
+                sizes.append(window.size)
+            if own_adwin and window.drift:
+                self._alarms.append((at, name, "adwin"))
+            if state.adwin is not None:
+                state.adwin.update(float(loss))
+                if state.adwin.drift_detected:
+                    self._alarms.append((at, name, "adwin"))
+            if state.page_hinkley is not None:
+                state.page_hinkley.update(float(loss))
+                if state.page_hinkley.drift_detected:
+                    self._alarms.append((at, name, "page_hinkley"))
+            if self.plan.losses:
+                self._losses_since[name].append(loss)
+        if self.plan.losses:
+            self._scored_since.append(True)
+        order = self._order
+        for a, b, counts in self._pairs.values():
+            ia, ib = order[a], order[b]
+            wa, wb = wrong[ia], wrong[ib]
+            code = 1 if wa and not wb else 2 if wb and not wa else 0
+            counts.update(code, min(sizes[ia], sizes[ib]) if track_sizes else 0)
 
     def _score(self, batches: dict[str, PredictionBatch]) -> list[FoldReport]:
         first = next(iter(batches.values()))
@@ -293,11 +400,17 @@ class FoldEvaluator:
                                 {name: pack_bits(lost) for name, lost in self._losses_since.items()})
             self._scored_since = []
             self._losses_since = {name: [] for name in self._losses_since}
+        delay = None
+        if self._delayed:
+            delay = DelayCounts(self._labelled, len(self._held), self._expired, self._delay_sum,
+                                self._delay_max)
         report = FoldReport(self.stream, self.fold, self.position, final, learners, pairs,
-                            self._alarms, norm, losses, self._errors)
+                            self._alarms, norm, losses, self._errors, delay)
         self._alarms = []
         self._errors = []
-        self._reported = self.position
+        # The live verdicts' losses run in scoring order: by labels when they are delayed.
+        self._reported = self._labelled if self._delayed else self.position
+        self._reported_state = (self.position, self._labelled)
         return report
 
     def _normalize(self, values: dict[str, Any], binary: tuple[float, ...] | None) -> dict[str, Any]:

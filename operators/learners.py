@@ -8,6 +8,7 @@ from typing import Any
 
 from foldstream.operators.imports import import_object
 from foldstream.operators.weights import derive_seed
+from foldstream.operators.delay import ARRIVAL, LABEL, DelayFoldBatch, DelayPredictionBatch
 from foldstream.operators.records import FoldBatch, Label, PredictionBatch, error_text
 
 
@@ -200,7 +201,9 @@ class LearnerTask:
         self._weighted = takes_weight(self.model)
         self.failed: tuple[int, str, str] | None = None  # (position, phase, error) once it raised
 
-    def process(self, batch: FoldBatch) -> PredictionBatch:
+    def process(self, batch: FoldBatch | DelayFoldBatch) -> PredictionBatch | DelayPredictionBatch:
+        if isinstance(batch, DelayFoldBatch):
+            return self._process_delayed(batch)
         model, prequential, weighted = self.model, self.prequential, self._weighted
         codes = {label: code for code, label in enumerate(batch.classes)}
         lags = batch.lags if self.spec.lags else None
@@ -239,3 +242,51 @@ class LearnerTask:
         return PredictionBatch(batch.stream, batch.fold, self.spec.name, batch.seq, batch.start,
                                batch.y, batch.prev_y, y_pred, scored, batch.classes, batch.final,
                                error)
+
+    def _process_delayed(self, batch: DelayFoldBatch) -> DelayPredictionBatch:
+        """Delayed labels (docs/method.md §13): predict at each arrival, train at each label.
+
+        The prediction is passed on, not held: the fold evaluator holds it until the label."""
+        model, prequential, weighted = self.model, self.prequential, self._weighted
+        classes = batch.classes
+        codes = {label: code for code, label in enumerate(classes)}
+        n_lags = self.spec.lags
+        events: list[tuple] = []
+        y_pred: list[int] = []
+        scored: list[bool] = []
+        error: tuple[int, str, str] | None = None
+        for event in batch.events:
+            kind = event[0]
+            if kind == ARRIVAL:
+                _, key, position, x, w, prev, lags = event
+                events.append((ARRIVAL, key, position, prev))
+                score = prequential or w == 0
+                scored.append(score)
+                pred = -1
+                if score and self.failed is None:
+                    if n_lags:
+                        x = {**x, **lag_features(lags[:n_lags])}
+                    try:
+                        pred = codes.get(model.predict_one(x), -1)
+                    except Exception as exc:  # noqa: BLE001 - quarantine, as in process()
+                        error = self.failed = (position, "predict", error_text(exc))
+                y_pred.append(pred)
+            elif kind == LABEL:
+                _, key, position, x, w, y, lags = event
+                events.append((LABEL, key, position, y))
+                if w > 0 and self.failed is None:
+                    if n_lags:
+                        x = {**x, **lag_features(lags[:n_lags])}
+                    label = classes[y]
+                    try:
+                        if weighted:
+                            model.learn_one(x, label, w=w)
+                        else:
+                            for _ in range(w):
+                                model.learn_one(x, label)
+                    except Exception as exc:  # noqa: BLE001
+                        error = self.failed = (position, "learn", error_text(exc))
+            else:
+                events.append(event)
+        return DelayPredictionBatch(batch.stream, batch.fold, self.spec.name, batch.seq, events,
+                                    y_pred, scored, classes, batch.final, error)

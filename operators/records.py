@@ -25,11 +25,15 @@ Record = dict[str, Any]
 
 @dataclass(slots=True)
 class Example:
-    """One labelled example of a stream (docs/method.md §1), before it has a position."""
+    """One example of a stream (docs/method.md §1), before it has a position.
+
+    ``y`` is ``None`` for an arrival without its label (delayed labels, docs/method.md §13): a
+    label is never ``None`` otherwise (the connectors reject such rows).
+    """
 
     stream: str
     x: dict[str, Any]
-    y: Label
+    y: Label | None
     key: int | str | None = None  # `source.id_field`; None means "use the position"
     location: str | None = None  # where it came from, for messages (file:line, topic@offset)
 
@@ -181,6 +185,31 @@ class FoldReport:
     normalization: dict[str, dict[str, Any]] = field(default_factory=dict)
     losses: FoldLosses | None = None
     errors: list[tuple[int, str, str, str]] = field(default_factory=list)
+    delay: DelayCounts | None = None  # delayed labels only (docs/method.md §13)
+
+
+@dataclass(slots=True)
+class DelayCounts:
+    """A fold's label counts at a report of a delayed stream (docs/method.md §13).
+
+    ``labelled``: examples scored; ``pending``: arrived, not yet labelled; ``expired``: dropped
+    unscored beyond ``max_pending``; ``delay_sum`` and ``delay_max``: the label delays, in
+    examples (arrivals between an example's arrival and its label), of the labelled ones. Every
+    fold of a stream sees the same events, so the k folds' counts are equal.
+
+    >>> DelayCounts(4, 1, 0, 6, 3).delay_mean
+    1.5
+    """
+
+    labelled: int
+    pending: int
+    expired: int
+    delay_sum: int
+    delay_max: int
+
+    @property
+    def delay_mean(self) -> float | None:
+        return self.delay_sum / self.labelled if self.labelled else None
 
 
 def pair_key(a: str, b: str) -> str:

@@ -96,9 +96,14 @@ class Window:
         # Ties go to the class seen first in the stream, the smallest code.
         self._majority = min(rows, key=lambda c: (-rows[c], c)) if rows else -1
 
-    def update(self, t: int, p: int, prev: int) -> None:
-        """Score one example: the baselines first (from the window before it), then add it."""
-        self._add(t, p, int(self._majority == t), int(prev == t))
+    def update(self, t: int, p: int, prev: int, maj: int | None = None) -> None:
+        """Score one example: the baselines first (from the window before it), then add it.
+
+        ``maj`` is the majority baseline's prediction when it was made earlier than now (a
+        delayed label, docs/method.md §13: the window's majority when the example arrived);
+        ``None``: the window's majority now.
+        """
+        self._add(t, p, int((self._majority if maj is None else maj) == t), int(prev == t))
 
     def counts(self) -> Counts:
         return Counts(float(self._n), {k: float(v) for k, v in self._cm.items()},
@@ -135,8 +140,8 @@ class SlidingWindow(Window):
         self.width = check_size(size)
         self._buffer: deque[tuple[int, int, int, int]] = deque()
 
-    def update(self, t: int, p: int, prev: int) -> None:
-        maj_ok, per_ok = int(self._majority == t), int(prev == t)
+    def update(self, t: int, p: int, prev: int, maj: int | None = None) -> None:
+        maj_ok, per_ok = int((self._majority if maj is None else maj) == t), int(prev == t)
         if len(self._buffer) == self.width:
             ot, op, omaj, oper = self._buffer.popleft()
             self._remove({(ot, op): 1}, omaj, oper, 1)
@@ -171,8 +176,8 @@ class FadingWindow(Window):
     def size(self) -> float:
         return self._n * self._scale
 
-    def update(self, t: int, p: int, prev: int) -> None:
-        maj_ok, per_ok = int(self._majority == t), int(prev == t)
+    def update(self, t: int, p: int, prev: int, maj: int | None = None) -> None:
+        maj_ok, per_ok = int((self._majority if maj is None else maj) == t), int(prev == t)
         self._scale *= self.alpha
         if self._scale < self._RESCALE_BELOW:
             self._rescale()
@@ -229,12 +234,12 @@ class AdwinWindow(Window):
         # _levels[i]: buckets of 2**i examples, oldest first: [n, maj, per, {(t, p): count}]
         self._levels: list[list[list[Any]]] = [[]]
 
-    def update(self, t: int, p: int, prev: int) -> None:
+    def update(self, t: int, p: int, prev: int, maj: int | None = None) -> None:
         adwin = self.adwin
         if adwin.drift_detected:  # river restarts ADWIN from scratch on this update
             Window.__init__(self)
             self._levels = [[]]
-        maj_ok, per_ok = int(self._majority == t), int(prev == t)
+        maj_ok, per_ok = int((self._majority if maj is None else maj) == t), int(prev == t)
         self._add(t, p, maj_ok, per_ok)
         self._insert([1, maj_ok, per_ok, {(t, p): 1}])
         adwin.update(0.0 if t == p else 1.0)

@@ -2,7 +2,9 @@
 
 It is the reference the Flink job must match record for record, and the quick way to run an
 evaluation on a laptop. For each stream it keeps a batcher, a fan-out, ``L x k`` learner tasks,
-``k`` fold evaluators and an aggregator, exactly the keyed state the Flink job holds.
+``k`` fold evaluators and an aggregator, exactly the keyed state the Flink job holds. With
+delayed labels (docs/method.md §13) a :class:`~foldstream.operators.delay.DelayFanOut` takes
+the place of the batcher and the fan-out, and the other stages are the same objects.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from foldstream.job.plans import Plans
+from foldstream.operators.delay import BadLabel, DelayFanOut, LabelOnly
 from foldstream.operators.fanout import LabelClash
 from foldstream.operators.records import (
     Example,
@@ -36,6 +39,7 @@ class StreamStages:
 
     def __post_init__(self) -> None:
         p, s = self.plans, self.stream
+        self.delay: DelayFanOut | None = p.delay_fan_out(s) if p.delayed else None
         self.batcher = p.batcher(s)
         self.fanout = p.fan_out(s)
         self.tasks = [[p.learner_task(l, f) for l in range(len(p.learners))] for f in range(p.folds)]
@@ -43,12 +47,54 @@ class StreamStages:
         self.aggregator = p.aggregator(s)
 
     def process(self, batch: ExampleBatch) -> list[Record]:
+        return self._folds(self.fanout.process(batch))
+
+    def _folds(self, fold_batches: list) -> list[Record]:
         records: list[Record] = []
-        for fold_batch in self.fanout.process(batch):
+        for fold_batch in fold_batches:
             evaluator = self.evaluators[fold_batch.fold]
             for task in self.tasks[fold_batch.fold]:
                 for report in evaluator.add(task.process(fold_batch)):
                     records.extend(self.aggregator.add(report))
+        return records
+
+    @property
+    def position(self) -> int:
+        """Examples (arrivals) accepted so far."""
+        return self.batcher.position if self.delay is None else self.delay.position
+
+    @property
+    def evaluated(self) -> int:
+        """Examples (arrivals) whose batch has been evaluated."""
+        if self.delay is None:
+            return self.batcher.position - self.batcher.pending
+        return self.evaluators[0].position
+
+    def add(self, item: Example | LabelOnly) -> list[Record] | None:
+        """Take one input; the records of the batches it completed, ``None`` if none was cut.
+
+        Raises :class:`LabelClash` or :class:`BadLabel` for an input to reject."""
+        if self.delay is not None:
+            fold_batches = self.delay.add(item)
+            return self._folds(fold_batches) if fold_batches else None
+        if isinstance(item, LabelOnly):
+            raise BadLabel("a label-only row, but labels are not delayed (evaluation.delay)",
+                           item)
+        batches = self.batcher.add(item)
+        if not batches:
+            return None
+        records: list[Record] = []
+        for batch in batches:
+            records.extend(self.process(batch))
+        return records
+
+    def finish(self) -> list[Record]:
+        """The end of a bounded input: flush, and the final reports."""
+        if self.delay is not None:
+            return self._folds(self.delay.flush(final=True))
+        records: list[Record] = []
+        for batch in self.batcher.flush(final=True):
+            records.extend(self.process(batch))
         return records
 
 
@@ -130,47 +176,45 @@ def evaluate(
 
     def reject(stages: StreamStages, item: Rejected) -> None:
         stages.rejected += 1
-        item.position = stages.batcher.position
+        item.position = stages.position
         dead_letter(rejected_record(item, max_bytes))
 
     for stream in streams:
         stages_of(stream)
     with _StopFlag(stop_on_signals) as stop:
         for item in source:
-            read += 1
+            simulated = isinstance(item, LabelOnly) and item.simulated  # not a record read
+            read += not simulated
             if isinstance(item, Rejected):
                 stages = stages_of(item.stream or "")
                 stages.read += 1
                 reject(stages, item)
             else:
                 stages = stages_of(item.stream)
-                stages.read += 1
+                stages.read += not simulated
                 try:
-                    batches = stages.batcher.add(item)
-                except LabelClash as clash:
-                    reject(stages, clash.rejected())
-                    batches = []
-                if batches:
-                    for batch in batches:
-                        for record in stages.process(batch):
-                            emit(record)
+                    records = stages.add(item)
+                except (LabelClash, BadLabel) as bad:
+                    reject(stages, bad.rejected())
+                    records = None
+                if records is not None:
+                    for record in records:
+                        emit(record)
                     if on_progress is not None:
                         on_progress(read)
             if stop.signum is not None:
                 break
         if stop.signum is None:
             for stages in stages_by_stream.values():
-                for batch in stages.batcher.flush(final=True):
-                    for record in stages.process(batch):
-                        emit(record)
+                for record in stages.finish():
+                    emit(record)
         if on_progress is not None:
             on_progress(read)
         wall = time.perf_counter() - started
         result = RunResult(wall_time_s=wall, interrupted=stop.signum)
         for stages in stages_by_stream.values():
             # Interrupted: the examples left in the batcher were not evaluated.
-            summary = summary_record(stages.stream,
-                                     stages.batcher.position - stages.batcher.pending, stages.read,
+            summary = summary_record(stages.stream, stages.evaluated, stages.read,
                                      stages.rejected, wall, stages.aggregator.final_measures(),
                                      interrupted=stop.signum is not None)
             emit(summary)

@@ -1,0 +1,361 @@
+"""Delayed labels (docs/method.md §13): the events of a delayed stream, the per-stream fan-out
+that turns them into per-fold events, and the simulation of delay for files and generators.
+
+Why this shape. A delayed stream is a sequence of *events*, per stream, in the order read: an
+arrival (an example's key and features, maybe with its label) and a label (a key and its label).
+The stages stay the ones of an undelayed run, keyed the same way, so that an engine only routes
+events:
+
+- :class:`DelayFanOut`, one per stream (it replaces the batcher and the fan-out), gives each
+  arrival its position, draws its weights (docs/method.md §2, at arrival), encodes labels in
+  order of *arrival of labels*, and holds what the label will need, once per stream: the
+  features, the weights, the lagged labels. It emits, per fold, a :class:`DelayFoldBatch` of
+  ordered events: ``ARRIVAL``, ``LABEL`` (the features shipped again) and ``EXPIRE`` (an
+  example dropped unscored beyond ``max_pending``). A label for an unknown, expired or already
+  labelled key raises :class:`BadLabel` (a ``rejected`` record).
+- :class:`~foldstream.operators.learners.LearnerTask`, per (stream, learner, fold), predicts at
+  an arrival and trains at a label, and passes a :class:`DelayPredictionBatch` on: the events
+  without features, and its predictions at the arrivals. It holds nothing per example.
+- :class:`~foldstream.operators.evaluator.FoldEvaluator`, per (stream, fold), holds each pending
+  example's predictions (every learner's), the persistent baseline's prediction and each
+  window's majority at arrival, and scores them when the label comes (the window advances in
+  label order); it reports each time ``labelled`` reaches a multiple of ``report_every``.
+
+All state is plain picklable Python, as elsewhere.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+from collections import OrderedDict, deque
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator
+
+import numpy as np
+
+from foldstream.operators.fanout import Batcher, FanOutPlan
+from foldstream.operators.records import Example, Label, Rejected
+from foldstream.operators.weights import fold_weights
+
+MAX_PENDING = 100_000
+"""Default ``evaluation.delay.max_pending``: examples of a stream that may wait for labels."""
+
+ARRIVAL, LABEL, EXPIRE = 0, 1, 2
+"""The kinds of event, the first item of every event tuple."""
+
+
+@dataclass(slots=True)
+class LabelOnly:
+    """The label of an example that arrived earlier (a label-only row, docs/method.md §13).
+
+    ``simulated``: made by :func:`simulate_delay` from a row already read (not a record of the
+    input, so not counted as read)."""
+
+    stream: str
+    key: int | str
+    y: Label
+    location: str | None = None
+    simulated: bool = False
+
+
+@dataclass(slots=True)
+class DelayFoldBatch:
+    """What one fold (of every learner) receives for a run of events of a delayed stream.
+
+    ``events`` in order, each a tuple: ``(ARRIVAL, key, position, x, weight, prev, lags)``,
+    ``(LABEL, key, position, x, weight, y, lags)`` or ``(EXPIRE, key, position)``. ``prev`` is
+    the persistent baseline's prediction (the code of the most recent label arrived, -1 before
+    any); ``y`` a class code in ``classes`` (the stream's labels in order of arrival); ``lags``
+    the most recent labels arrived before the example, most recent first (or ``None``), the
+    same tuple at its arrival and at its label.
+    """
+
+    stream: str
+    fold: int
+    seq: int
+    events: list[tuple]
+    classes: list[Label]
+    final: bool = False
+
+
+@dataclass(slots=True)
+class DelayPredictionBatch:
+    """One learner's output for a :class:`DelayFoldBatch`: the events without features, and the
+    learner's prediction (a class code, -1 for none) and whether the fold scores it, for each
+    arrival, in order. ``events`` are ``(ARRIVAL, key, position, prev)``, ``(LABEL, key,
+    position, y)``, ``(EXPIRE, key, position)``. ``error``: as
+    :class:`~foldstream.operators.records.PredictionBatch`'s, the position being the example's.
+    """
+
+    stream: str
+    fold: int
+    learner: str
+    seq: int
+    events: list[tuple]
+    y_pred: list[int]
+    scored: list[bool]
+    classes: list[Label]
+    final: bool = False
+    error: tuple[int, str, str] | None = None
+
+
+class BadLabel(ValueError):
+    """A label that no pending example waits for: its key is unknown, expired or already
+    labelled (or an arrival whose key is pending). :meth:`rejected` is its dead-letter message."""
+
+    def __init__(self, message: str, item: Example | LabelOnly):
+        super().__init__(message)
+        self.item = item
+
+    def rejected(self) -> Rejected:
+        item = self.item
+        body = {"key": item.key, "y": item.y} if isinstance(item, LabelOnly) else \
+            {"key": item.key, "x": item.x, "y": item.y}
+        raw = json.dumps(body, ensure_ascii=False, default=str)
+        return Rejected(item.stream, str(self), raw, item.location)
+
+
+class _Held:
+    """A pending example at the fan-out: what its label event will carry."""
+
+    __slots__ = ("position", "x", "lags", "weights")
+
+    def __init__(self, position: int, x: dict[str, Any], lags: tuple | None):
+        self.position = position
+        self.x = x
+        self.lags = lags
+        self.weights: list[int] | None = None  # drawn when the batch holding its arrival is cut
+
+
+class DelayFanOut:
+    """The per-stream stage of a delayed stream; see the module docstring.
+
+    ``add`` takes an :class:`Example` (``y is None``: an arrival without label; with a label,
+    either the label of the pending example with that key, or an arrival and at once its label)
+    or a :class:`LabelOnly`, and returns the fold batches completed (``k`` per cut, in fold
+    order). It raises :class:`BadLabel` or :class:`~foldstream.operators.fanout.LabelClash`
+    for an input to reject.
+
+    >>> f = DelayFanOut("s", FanOutPlan("single"), batch_size=10, max_pending=2)
+    >>> for key in (1, 2, 3):
+    ...     _ = f.add(Example("s", {"a": 1.0}, None, key))
+    >>> f.position, f.pending, f.expired
+    (3, 2, 1)
+    >>> try:
+    ...     f.add(LabelOnly("s", 1, "u"))
+    ... except BadLabel as bad:
+    ...     print(bad)
+    label of key 1: expired (dropped unscored beyond evaluation.delay.max_pending)
+    >>> _ = f.add(LabelOnly("s", 3, "u"))
+    >>> [event[0] for event in f.flush(final=True)[0].events]
+    [0, 0, 2, 0, 1]
+    """
+
+    def __init__(self, stream: str, plan: FanOutPlan, batch_size: int,
+                 max_pending: int = MAX_PENDING):
+        if batch_size < 1 or max_pending < 1:
+            raise ValueError("batch_size and max_pending must be at least 1")
+        self.stream = stream
+        self.plan = plan
+        self.batch_size = batch_size
+        self.max_pending = max_pending
+        self.position = 0  # arrivals accepted so far
+        self.labelled = 0
+        self.expired = 0
+        self.seq = 0
+        self.classes: list[Label] = []
+        self._codes: dict[Label, int] = {}
+        self._recent: deque[Label] = deque(maxlen=max(1, plan.lags))  # labels arrived, last last
+        self._label_types: dict[Label, tuple[type, Label]] = {}  # as Batcher's
+        self._pending: OrderedDict[int | str, _Held] = OrderedDict()  # oldest first
+        # The keys of the last max_pending labelled and of the last max_pending expired examples
+        # (bounded: older keys are unknown), to say why a label is rejected.
+        self._done: dict[str, OrderedDict[int | str, None]] = {"labelled": OrderedDict(),
+                                                               "expired": OrderedDict()}
+        self._events: list[tuple] = []
+        self._new: list[tuple[int | str, _Held]] = []  # arrivals whose weights are not drawn
+
+    @property
+    def pending(self) -> int:
+        """Examples arrived and not yet labelled (nor expired)."""
+        return len(self._pending)
+
+    @property
+    def buffered(self) -> int:
+        """Events taken but not yet emitted in a batch."""
+        return len(self._events)
+
+    # ---------------------------------------------------------------------------------------
+    def add(self, item: Example | LabelOnly) -> list[DelayFoldBatch]:
+        if isinstance(item, LabelOnly):
+            self._label(item.key, item.y, item)
+        elif item.y is None:
+            self._arrive(item)
+        elif item.key is not None and (item.key in self._pending or self._why(item.key)):
+            self._label(item.key, item.y, item)  # a label row joined by its id
+        else:
+            Batcher._check_label(self, item)  # type: ignore[arg-type]  # same rule, same state
+            key = self._arrive(item)
+            self._label(key, item.y, item)
+        if len(self._events) >= self.batch_size:
+            return self._emit(final=False)
+        return []
+
+    def flush(self, final: bool = False) -> list[DelayFoldBatch]:
+        """Emit what is buffered (a timer, or the end of a bounded input when ``final``).
+
+        Examples still pending at the end stay pending: the final reports count them."""
+        if self._events or final:
+            return self._emit(final)
+        return []
+
+    def _arrive(self, item: Example) -> int | str:
+        key = self.position + 1 if item.key is None else item.key
+        if key in self._pending:
+            raise BadLabel(f"arrival of key {key!r}: an example with this key is pending", item)
+        for done in self._done.values():  # a key used again, after its example is done
+            done.pop(key, None)
+        self.position += 1
+        if len(self._pending) >= self.max_pending:
+            old, held = self._pending.popitem(last=False)
+            self.expired += 1
+            self._remember(old, "expired")
+            self._events.append((EXPIRE, old, held))
+        recent = self._recent
+        prev = self._codes[recent[-1]] if recent else -1
+        held = _Held(self.position, item.x, tuple(reversed(recent)) if self.plan.lags else None)
+        self._pending[key] = held
+        self._events.append((ARRIVAL, key, held, prev))
+        self._new.append((key, held))
+        return key
+
+    def _label(self, key: int | str, y: Label, item: Example | LabelOnly) -> None:
+        if key not in self._pending:
+            why = self._why(key)
+            reason = {"expired": "expired (dropped unscored beyond evaluation.delay.max_pending)",
+                      "labelled": "already labelled"}.get(why, "unknown (no pending example "
+                                                                "has this key)")
+            raise BadLabel(f"label of key {key!r}: {reason}", item)
+        Batcher._check_label(self, Example(item.stream, {}, y, key, item.location))  # type: ignore[arg-type]
+        held = self._pending.pop(key)
+        self.labelled += 1
+        code = self._codes.get(y)
+        if code is None:
+            code = self._codes[y] = len(self.classes)
+            self.classes.append(y)
+        self._recent.append(y)
+        self._remember(key, "labelled")
+        self._events.append((LABEL, key, held, code))
+
+    def _remember(self, key: int | str, why: str) -> None:
+        done = self._done[why]
+        done[key] = None
+        done.move_to_end(key)
+        if len(done) > self.max_pending:  # bounded: older keys become unknown
+            done.popitem(last=False)
+
+    def _why(self, key: int | str) -> str | None:
+        """``"labelled"`` or ``"expired"`` for a key remembered as done, else ``None``."""
+        for why, done in self._done.items():
+            if key in done:
+                return why
+        return None
+
+    def _emit(self, final: bool) -> list[DelayFoldBatch]:
+        plan, k = self.plan, self.plan.k
+        if self._new:
+            keys = [key for key, _ in self._new]
+            positions = np.array([held.position for _, held in self._new])
+            rows = fold_weights(plan.mode, k, plan.seed, self.stream, keys, positions,
+                                plan.fold_choice).tolist()
+            for (_, held), row in zip(self._new, rows):
+                held.weights = row
+            self._new = []
+        per_fold: list[list[tuple]] = [[] for _ in range(k)]
+        for event in self._events:
+            kind, key, held = event[0], event[1], event[2]
+            if kind == ARRIVAL:
+                for f in range(k):
+                    per_fold[f].append((ARRIVAL, key, held.position, held.x, held.weights[f],
+                                        event[3], held.lags))
+            elif kind == LABEL:
+                for f in range(k):
+                    per_fold[f].append((LABEL, key, held.position, held.x, held.weights[f],
+                                        event[3], held.lags))
+            else:
+                for f in range(k):
+                    per_fold[f].append((EXPIRE, key, held.position))
+        classes = list(self.classes)
+        batches = [DelayFoldBatch(self.stream, f, self.seq, per_fold[f], classes, final)
+                   for f in range(k)]
+        self.seq += 1
+        self._events = []
+        return batches
+
+
+# --------------------------------------------------------------------------------------------
+# Simulated delay for files and generators
+
+
+def simulate_delay(items: Iterable[Any], *, examples: int = 0, field: str | None = None,
+                   ) -> Iterator[Any]:
+    """Files and generators with delayed labels (docs/method.md §13).
+
+    Each labelled example becomes an arrival without label (same key: ``None`` keeps the
+    position) and, right after the arrival of the example ``delay`` positions later (before
+    any later arrival), a :class:`LabelOnly`; ``delay`` is ``examples``, or each row's value of
+    the column ``field`` (a non-negative integer, taken out of the features; a row without one
+    is rejected). At the end of the input the labels left are revealed in order of position.
+    Positions are counted per stream over the arrivals passed on. A row without label (an
+    arrival whose label comes in a later row with its id) passes unchanged, and so does that
+    later row. Rejected records pass unchanged.
+
+    >>> rows = [Example("s", {"a": float(i)}, "y%d" % i) for i in range(1, 4)]
+    >>> [(type(e).__name__, e.key if isinstance(e, LabelOnly) else e.x["a"])
+    ...  for e in simulate_delay(rows, examples=1)]
+    [('Example', 1.0), ('Example', 2.0), ('LabelOnly', 1), ('Example', 3.0), ('LabelOnly', 2), ('LabelOnly', 3)]
+    """
+    counts: dict[str, int] = {}
+    due: dict[str, list[tuple[int, int, LabelOnly]]] = {}
+    waiting: OrderedDict[tuple[str, Any], None] = OrderedDict()  # keys of label-less rows
+    for item in items:
+        if isinstance(item, (Rejected, LabelOnly)):
+            yield item
+            continue
+        stream = item.stream
+        if item.y is None:
+            waiting[stream, item.key] = None
+            if len(waiting) > MAX_PENDING:
+                waiting.popitem(last=False)
+        elif item.key is not None and (stream, item.key) in waiting:
+            del waiting[stream, item.key]
+            yield item  # the label of a label-less row: the fan-out joins it by its id
+            continue
+        else:
+            if field is not None:
+                value = item.x.pop(field, None)
+                if not (isinstance(value, (int, float)) and not isinstance(value, bool)
+                        and value == value and float(value).is_integer() and value >= 0):
+                    what = "missing" if value is None else f"{value!r} is not a non-negative integer"
+                    raw = json.dumps({"x": item.x, "y": item.y}, ensure_ascii=False, default=str)
+                    yield Rejected(stream, f"delay field {field!r} (evaluation.delay.field): "
+                                           f"{what}", raw, item.location, counts.get(stream, 0))
+                    continue
+                delay = int(value)
+            else:
+                delay = examples
+            position = counts.get(stream, 0) + 1
+            key = position if item.key is None else item.key
+            heapq.heappush(due.setdefault(stream, []),
+                           (position + delay, position,
+                            LabelOnly(stream, key, item.y, item.location, simulated=True)))
+            item = Example(stream, item.x, None, item.key, item.location)
+        position = counts[stream] = counts.get(stream, 0) + 1
+        yield item
+        heap = due.get(stream)
+        while heap and heap[0][0] <= position:
+            yield heapq.heappop(heap)[2]
+    for stream, heap in due.items():
+        for _, _, label in sorted(heap, key=lambda entry: entry[1]):
+            yield label
