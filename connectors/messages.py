@@ -3,6 +3,12 @@
 A value is one flat JSON object (a row: features plus the label field) or a JSON array of them.
 Each row goes through the same checks as a JSON Lines file, so a record is rejected for the same
 reasons, with the same words, whichever way it arrives.
+
+Delayed labels (docs/method.md §13) add label rows: on the input topic a row with the id and the
+label joins the example with that id (:class:`MessageParser` with ``labels_later``); on
+``source.labels_topic`` every row is a label (:class:`LabelParser`, a
+:class:`~foldstream.operators.delay.LabelOnly`), and :class:`ByTopic` sends each message to the
+parser of its topic.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ import json
 from collections.abc import Collection, Sequence
 
 from foldstream.connectors.rows import Reject, RowSchema, json_object, json_type, parse_json, to_example
+from foldstream.operators.delay import LabelOnly
 from foldstream.operators.records import Example, Rejected
 
 
@@ -47,8 +54,12 @@ class MessageParser:
         self._stream = stream
         self._streams = frozenset(streams) if streams is not None else None
 
+    def _item(self, row: dict, stream: str, where: str) -> Example | LabelOnly:
+        """One row's item, or :class:`~foldstream.connectors.rows.Reject`."""
+        return to_example(row, self._schema, stream, where)
+
     def __call__(self, key: bytes | str | None, value: bytes | str | None,
-                 location: str) -> list[Example | Rejected]:
+                 location: str) -> list[Example | LabelOnly | Rejected]:
         raw = value.decode("utf-8", "backslashreplace") if isinstance(value, bytes) else (value or "")
         try:
             stream = self._stream_of(key, location)
@@ -58,11 +69,11 @@ class MessageParser:
             rows = self._rows(value, location)
         except Reject as error:
             return [Rejected(stream, str(error), raw, location)]
-        out: list[Example | Rejected] = []
+        out: list[Example | LabelOnly | Rejected] = []
         for i, row in enumerate(rows):
             where = location if len(rows) == 1 else f"{location}[{i}]"
             try:
-                out.append(to_example(json_object(row), self._schema, stream, where))
+                out.append(self._item(json_object(row), stream, where))
             except Reject as error:
                 text = json.dumps(row, ensure_ascii=False) if len(rows) > 1 else raw
                 out.append(Rejected(stream, f"message {where}: {error}", text, where))
@@ -103,3 +114,54 @@ class MessageParser:
             return [data]
         raise Reject(f"message {location}: expected a JSON object or an array of objects, "
                       f"got {json_type(data)}")
+
+
+class LabelParser(MessageParser):
+    """Turns the messages of ``source.labels_topic`` (docs/method.md §13) into label events:
+    each row's id and label make a :class:`~foldstream.operators.delay.LabelOnly` (its other
+    fields are ignored); a row without either is rejected. Keys name streams as for
+    :class:`MessageParser`.
+
+    Examples
+    --------
+    >>> parse = LabelParser(label="y", id_field="id")
+    >>> parse(b"s1", b'{"id": 7, "y": "u", "note": "ignored"}', "labels/0@3")
+    [LabelOnly(stream='s1', key=7, y='u', location='labels/0@3', simulated=False)]
+    >>> parse(b"s1", b'{"id": 8}', "labels/0@4")[0].reason
+    "message labels/0@4: label field 'y': missing"
+    >>> parse(b"s1", b'{"y": "u"}', "labels/0@5")[0].reason
+    "message labels/0@5: id field 'id': missing"
+    """
+
+    def __init__(self, *, label: str, id_field: str, stream: str | None = None,
+                 streams: Collection[str] | None = None):
+        super().__init__(label=label, id_field=id_field, stream=stream, streams=streams)
+        self._fields = (id_field, label)
+
+    def _item(self, row: dict, stream: str, where: str) -> LabelOnly:
+        example = to_example({k: row[k] for k in self._fields if k in row}, self._schema,
+                             stream, where)
+        return LabelOnly(stream, example.key, example.y, where)
+
+
+class ByTopic:
+    """Parses each message with the parser of its topic: ``parsers[topic]``, else ``default``.
+
+    The topic is the ``location``'s prefix before ``/`` (the Flink job's locations read
+    ``topic/partition@offset``; a Kafka topic name holds no ``/``).
+
+    >>> parse = ByTopic(MessageParser(label="y", id_field="id", labels_later=True),
+    ...                 {"labels": LabelParser(label="y", id_field="id")})
+    >>> [type(item).__name__ for item in parse(b"s", b'{"id": 1, "a": 2}', "examples/0@0")
+    ...  + parse(b"s", b'{"id": 1, "y": "u"}', "labels/0@0")]
+    ['Example', 'LabelOnly']
+    """
+
+    def __init__(self, default: MessageParser, parsers: dict[str, MessageParser]):
+        self.default = default
+        self.parsers = dict(parsers)
+
+    def __call__(self, key: bytes | str | None, value: bytes | str | None,
+                 location: str) -> list[Example | LabelOnly | Rejected]:
+        parser = self.parsers.get(location.split("/", 1)[0], self.default)
+        return parser(key, value, location)

@@ -72,6 +72,12 @@ def _parser() -> argparse.ArgumentParser:
                          help="examples per second (default: as fast as possible)")
     produce.add_argument("--limit", type=int, default=None, metavar="N",
                          help="send at most N examples (default: source.limit, or all)")
+    produce.add_argument("--labels-topic", default=None, metavar="T",
+                         help="delayed labels (evaluation.delay): send the label-only rows to "
+                              "this topic (default: to --topic, after their examples)")
+    produce.add_argument("--id-field", default=None, metavar="NAME",
+                         help="delayed labels: the message field of each example's id "
+                              "(default: source.id_field; without an id column, the positions)")
     produce.add_argument("--quiet", action="store_true", help="no progress bar")
 
     from foldstream.job.tools import dashboard as dash, report as rep

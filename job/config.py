@@ -394,10 +394,6 @@ class Config(_Strict):
         if delay is not None and source.kind == "kafka" and source.id_field is None:
             raise ValueError("source.id_field: delayed labels (evaluation.delay) on Kafka need "
                              "it, to join each label to its example")
-        if self.delayed and self.engine.kind == "flink":
-            # Part 2 of issue 13 routes the delayed events in the Flink job; until then:
-            raise ValueError("evaluation.delay: delayed labels run in the in-process engine "
-                             "for now (engine.kind: inprocess)")
         if source.kind == "kafka" and source.labels_topic is not None and delay is None:
             raise ValueError("source.labels_topic: labels on a topic of their own need "
                              "evaluation.delay (delayed labels)")

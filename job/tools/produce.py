@@ -10,6 +10,14 @@ alone once everything before it is acknowledged. So the last batch of every part
 one message, and a broker that reports a partition's end as the first offset of its last batch
 plus one (Tansu, PLATFORM.md) still reports the true end: a job bounded by the end offsets
 then reads every example.
+
+Delayed labels (docs/method.md §13, ``evaluation.delay``): the stream is sent as a delayed
+Kafka job reads it, in the event order of
+:func:`~foldstream.operators.delay.simulate_delay`: each example without its label (an
+arrival: its id and features) and, ``k`` examples later, its label as a label-only row
+``{id: key, label: y}``, on the same topic or on a labels topic of its own (``source.labels_topic``
+of the job). The id is ``source.id_field`` of the file, or the example's position in its stream
+under the name ``--id-field`` gives. Both topics keep the end-offset rule above.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
     TimeElapsedColumn
 
 from foldstream.job.config import Config
+from foldstream.operators.delay import LabelOnly
 from foldstream.operators.records import Example, Rejected
 
 FLUSH_EVERY = 500  # messages between flushes: bounds memory and keeps the progress bar honest
@@ -43,20 +52,42 @@ class ProduceResult:
     end_offsets: dict[int, int] = field(default_factory=dict)
     seconds: float = 0.0
     interrupted: bool = False
+    labels: int = 0  # delayed labels: the label-only rows sent
+    labels_topic: str | None = None  # where they went, when not to the examples' topic
+    labels_end_offsets: dict[int, int] = field(default_factory=dict)
 
 
-def message_value(example: Example, label: str, id_field: str | None = None) -> dict[str, Any]:
-    """The JSON object a job parses back into ``example``: id, features, label.
+def message_value(example: Example, label: str, id_field: str | None = None,
+                  key: int | str | None = None) -> dict[str, Any]:
+    """The JSON object a job parses back into ``example``: id (``key`` if given, else the
+    example's), features, label (none for an example whose label comes later).
 
     >>> message_value(Example("elec", {"a": 0.5, "day": "2"}, "UP", key=7), "target", "id")
     {'id': 7, 'a': 0.5, 'day': '2', 'target': 'UP'}
+    >>> message_value(Example("elec", {"a": 0.5}, None), "target", "id", key=3)
+    {'id': 3, 'a': 0.5}
     """
     value: dict[str, Any] = {}
-    if id_field and example.key is not None:
-        value[id_field] = example.key
+    key = example.key if key is None else key
+    if id_field and key is not None:
+        value[id_field] = key
     value.update(example.x)
-    value[label] = example.y
+    if example.y is not None:
+        value[label] = example.y
     return value
+
+
+def label_value(item: LabelOnly, label: str, id_field: str) -> dict[str, Any]:
+    """The label-only row a delayed job joins to the example with the same id (docs/method.md §13).
+
+    >>> label_value(LabelOnly("elec", 7, "UP"), "target", "id")
+    {'id': 7, 'target': 'UP'}
+    """
+    return {id_field: item.key, label: item.y}
+
+
+def _encode(value: dict[str, Any]) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 class _Sender:
@@ -129,7 +160,8 @@ def _pace(rate: float | None, started: float, sent: int) -> None:
 
 def produce(config: Config, bootstrap: str, topic: str, *, rate: float | None = None,
             limit: int | None = None, progress: bool = True,
-            err: Console | None = None) -> ProduceResult:
+            err: Console | None = None, labels_topic: str | None = None,
+            id_field: str | None = None) -> ProduceResult:
     """Send the configured source into ``topic``.
 
     Parameters
@@ -143,11 +175,19 @@ def produce(config: Config, bootstrap: str, topic: str, *, rate: float | None = 
     rate : float, optional
         Examples per second; default as fast as possible.
     limit : int, optional
-        Send at most this many examples (rejected rows do not count).
+        Send at most this many examples (rejected rows do not count; with delayed labels, the
+        labels of these examples are all sent).
     progress : bool
         Show a progress bar on standard error.
     err : Console, optional
         Where the progress bar and rejected rows go (default: standard error).
+    labels_topic : str, optional
+        Delayed labels: send the label-only rows to this topic (created if need be) instead of
+        ``topic``.
+    id_field : str, optional
+        Delayed labels: the field of the messages holding each example's id (default:
+        ``source.id_field``); without an id column in the source, the ids are the examples'
+        positions in their stream.
 
     Returns
     -------
@@ -160,7 +200,8 @@ def produce(config: Config, bootstrap: str, topic: str, *, rate: float | None = 
     foldstream.connectors.kafka.KafkaUnavailable
         Within seconds, naming the bootstrap servers, when no broker answers.
     ValueError
-        When the source is not a file or a generator.
+        When the source is not a file or a generator, or a delayed stream has no id field (or
+        ``labels_topic`` is given without delayed labels).
     """
     from foldstream.connectors.kafka import check_bootstrap, create_topics, end_offsets
     from foldstream.job.plans import expected_examples, open_source
@@ -169,15 +210,30 @@ def produce(config: Config, bootstrap: str, topic: str, *, rate: float | None = 
     if config.source.kind not in ("file", "generator"):
         raise ValueError(f"produce sends a file or generator source, not source.kind "
                          f"{config.source.kind}")
-    check_bootstrap(bootstrap)
-    create_topics(bootstrap, [topic])
     label = getattr(config.source, "label", DEFAULT_LABEL)
-    id_field = getattr(config.source, "id_field", None)
+    id_field = id_field or getattr(config.source, "id_field", None)
+    if config.delayed and not id_field:
+        raise ValueError("a delayed stream (evaluation.delay) needs an id in every message, to "
+                         "join each label to its example: set source.id_field (a column of the "
+                         "source) or --id-field NAME (the examples' positions as ids)")
+    if labels_topic is not None and not config.delayed:
+        raise ValueError("--labels-topic: labels on a topic of their own need delayed labels "
+                         "(evaluation.delay)")
+    if labels_topic == topic:
+        labels_topic = None  # the same topic: one sender keeps the order of the events
+    if limit is not None and config.delayed:
+        # The limit applies before the delay, so that every example sent has its label sent.
+        source = config.source
+        config = config.model_copy(update={"source": source.model_copy(
+            update={"limit": min(limit, source.limit or limit)})})
+    check_bootstrap(bootstrap)
+    create_topics(bootstrap, [topic] + ([labels_topic] if labels_topic else []))
     total = expected_examples(config)
     if limit is not None:
         total = min(total, limit) if total else limit
-    result = ProduceResult()
+    result = ProduceResult(labels_topic=labels_topic)
     sender = _Sender(bootstrap, topic)
+    labels = _Sender(bootstrap, labels_topic) if labels_topic else sender
     started = time.perf_counter()
     try:
         with _progress(total, topic, err) if progress else _NoProgress() as bar:
@@ -188,22 +244,34 @@ def produce(config: Config, bootstrap: str, topic: str, *, rate: float | None = 
                         result.rejected += 1
                         _report_rejected(item, result.rejected, err)
                         continue
+                    if isinstance(item, LabelOnly):  # delayed labels: a label, k examples later
+                        labels.add(item.stream, _encode(label_value(item, label, id_field)))
+                        result.labels += 1
+                        continue
                     if limit is not None and result.sent >= limit:
                         break
                     _pace(rate, started, result.sent)
-                    value = message_value(item, label, id_field)
-                    sender.add(item.stream, json.dumps(value, separators=(",", ":"),
-                                                       ensure_ascii=False).encode("utf-8"))
+                    # Delayed, an example without an id is known by its position in its
+                    # stream (as simulate_delay's labels know it).
+                    position = result.per_stream[item.stream] + 1
+                    key = position if config.delayed and item.key is None else None
+                    sender.add(item.stream, _encode(message_value(item, label, id_field, key)))
                     result.sent += 1
                     result.per_stream[item.stream] += 1
                     bar.update(task, completed=result.sent)
             except KeyboardInterrupt:
                 result.interrupted = True
             sender.finish()
+            if labels is not sender:
+                labels.finish()
     finally:
         sender.close()
+        if labels is not sender:
+            labels.close()
     result.seconds = time.perf_counter() - started
     result.end_offsets = end_offsets(bootstrap, topic, exact=True)
+    if labels_topic:
+        result.labels_end_offsets = end_offsets(bootstrap, labels_topic, exact=True)
     return result
 
 
@@ -232,13 +300,21 @@ def summary_text(result: ProduceResult, bootstrap: str, topic: str) -> str:
              f"in {result.seconds:.1f} s ({speed:,.0f} examples/s)",
              f"rejected rows skipped: {result.rejected}",
              f"end offsets of {topic}: {offsets or 'none'}"]
+    if result.labels:
+        where = result.labels_topic or topic
+        lines.insert(1, f"sent {result.labels} delayed labels (label-only rows) to topic {where}")
+        if result.labels_topic:
+            label_offsets = ", ".join(f"partition {p}: {o}"
+                                      for p, o in sorted(result.labels_end_offsets.items()))
+            lines.append(f"end offsets of {where}: {label_offsets or 'none'}")
     if result.interrupted:
         lines.insert(0, "interrupted: what was read before Ctrl-C was sent")
     return "\n".join(lines)
 
 
 def main(args) -> int:
-    """``foldstream produce [CONFIG] --bootstrap-servers H:P --topic T [--rate N] [--limit N]``."""
+    """``foldstream produce [CONFIG] --bootstrap-servers H:P --topic T [--rate N] [--limit N]
+    [--labels-topic T] [--id-field NAME]``."""
     from foldstream.connectors.kafka import KafkaUnavailable
     from foldstream.job.config import ConfigError, load_config
 
@@ -252,7 +328,9 @@ def main(args) -> int:
     try:
         config = load_config(args.config, args.overrides)
         result = produce(config, args.bootstrap_servers, args.topic, rate=args.rate,
-                         limit=args.limit, progress=not args.quiet, err=err)
+                         limit=args.limit, progress=not args.quiet, err=err,
+                         labels_topic=getattr(args, "labels_topic", None),
+                         id_field=getattr(args, "id_field", None))
     except (ConfigError, ValueError, KafkaUnavailable) as error:
         err.print(f"[red]error:[/] {error}", highlight=False)
         return 2

@@ -24,7 +24,7 @@ from __future__ import annotations
 import itertools
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from pyflink.common import Configuration, Types
@@ -206,10 +206,11 @@ def _check_guarantee(env: StreamExecutionEnvironment | None, guarantee: str,
 
 # ---------------------------------------------------------------- keyed (table connector)
 
-def kafka_source(env: StreamExecutionEnvironment, bootstrap_servers: str, topic: str,
+def kafka_source(env: StreamExecutionEnvironment, bootstrap_servers: str,
+                 topic: str | Sequence[str],
                  group_id: str | None = None, start: str = "earliest", bounded: bool = False,
-                 stop_offsets: Mapping[int, int] | None = None,
-                 start_offsets: Mapping[int, int] | None = None,
+                 stop_offsets: Mapping[int, int] | Mapping[str, Mapping[int, int]] | None = None,
+                 start_offsets: Mapping[int, int] | Mapping[str, Mapping[int, int]] | None = None,
                  properties: Mapping[str, str] | None = None,
                  value_bytes: bool = False,
                  key_sql: str | None = None,
@@ -218,6 +219,12 @@ def kafka_source(env: StreamExecutionEnvironment, bootstrap_servers: str, topic:
     ``topic``: key and value decoded as UTF-8 (a missing key or value is ``None``, an empty one
     ``""``; bytes that are not UTF-8 become U+FFFD). ``value_bytes=True`` hands the value over as
     ``bytes`` instead, for a caller that wants to reject undecodable values with their raw text.
+
+    ``topic``: one topic, or a list of topics (e.g. the examples and the labels of a delayed
+    run, docs/method.md §13), each read by a source of its own, with the same options, and
+    unioned (keyed as one stream with ``key_sql``). ``stop_offsets`` and ``start_offsets`` may
+    be given per topic: ``{topic: {partition: offset}}``. A bounded union ends when every topic
+    has reached its stop offsets.
 
     ``start``: ``earliest`` | ``latest`` | ``committed`` (the group's committed offsets; where the
     group has none, ``properties['auto.offset.reset']``, default earliest), or explicit
@@ -233,14 +240,48 @@ def kafka_source(env: StreamExecutionEnvironment, bootstrap_servers: str, topic:
     :func:`_keyed_in_java`).
 
     ``preflight_timeout_s`` (default 10 s; ``None`` skips it): check with kafka-python that a
-    broker answers and the topic exists, and raise :class:`~foldstream.connectors.kafka.KafkaUnavailable`
-    naming the bootstrap servers within that time, instead of a job that retries for minutes.
+    broker answers and the topics exist, and raise :class:`~foldstream.connectors.kafka.KafkaUnavailable`
+    naming the bootstrap servers (or the missing topic) within that time, instead of a job that
+    retries for minutes.
     """
     bootstrap_servers = _servers(bootstrap_servers)
     _check_start(start, group_id)
+    topics = [topic] if isinstance(topic, str) else list(topic)
+    if not topics:
+        raise ValueError("kafka_source needs a topic")
     if preflight_timeout_s is not None:
-        _preflight(bootstrap_servers, [topic], preflight_timeout_s)
+        _preflight(bootstrap_servers, topics, preflight_timeout_s)
     t_env = table_env(env)
+    tables = [_source_table(t_env, bootstrap_servers, t, group_id, start, bounded,
+                            _of_topic(stop_offsets, t), _of_topic(start_offsets, t),
+                            properties, value_bytes)
+              for t in topics]
+    if key_sql is None:
+        # No .name(): the stream a table converts to is no operator, and has none to name.
+        table = t_env.from_path(tables[0])
+        for other in tables[1:]:
+            table = table.union_all(t_env.from_path(other))
+        return t_env.to_data_stream(table)
+    return _keyed_in_java(t_env, tables, key_sql, value_bytes)
+
+
+def _of_topic(offsets: Mapping | None, topic: str) -> Mapping[int, int] | None:
+    """The ``{partition: offset}`` of ``topic`` in ``offsets``: ``{partition: offset}`` (one
+    topic) or ``{topic: {partition: offset}}`` (topic names are text, partitions numbers).
+
+    >>> _of_topic({0: 5}, "a"), _of_topic({"a": {0: 5}, "b": {0: 2}}, "b"), _of_topic(None, "a")
+    ({0: 5}, {0: 2}, None)
+    """
+    if offsets and all(isinstance(k, str) for k in offsets):
+        return offsets.get(topic)
+    return offsets
+
+
+def _source_table(t_env, bootstrap_servers: str, topic: str, group_id: str | None, start: str,
+                  bounded: bool, stop_offsets: Mapping[int, int] | None,
+                  start_offsets: Mapping[int, int] | None, properties: Mapping[str, str] | None,
+                  value_bytes: bool) -> str:
+    """The temporary table that reads ``topic`` (see :func:`kafka_source`); its name."""
     opts = _keyed_table_options(topic, bootstrap_servers)
     if group_id:
         opts["properties.group.id"] = group_id
@@ -257,23 +298,20 @@ def kafka_source(env: StreamExecutionEnvironment, bootstrap_servers: str, topic:
         opts["scan.bounded.specific-offsets"] = _offsets_spec(stop_offsets)
     elif bounded:
         opts["scan.bounded.mode"] = "latest-offset"
-    table = _create_table(t_env, "src", f"""
+    return _create_table(t_env, "src", f"""
           `key` STRING,
           `value` {"BYTES" if value_bytes else "STRING"},
           `topic` STRING METADATA FROM 'topic' VIRTUAL,
           `partition` INT METADATA FROM 'partition' VIRTUAL,
           `offset` BIGINT METADATA FROM 'offset' VIRTUAL""", opts, properties)
-    if key_sql is None:
-        # No .name(): the stream a table converts to is no operator, and has none to name.
-        return t_env.to_data_stream(t_env.from_path(table))
-    return _keyed_in_java(t_env, table, key_sql, value_bytes)
 
 
-def _keyed_in_java(t_env, table: str, key_sql: str, value_bytes: bool):
-    """The rows of ``table`` as a ``KeyedStream`` keyed by the SQL expression ``key_sql``,
-    computed by the planner (see :func:`key_by_first_field`)."""
+def _keyed_in_java(t_env, tables: list[str], key_sql: str, value_bytes: bool):
+    """The rows of ``tables`` (unioned) as a ``KeyedStream`` keyed by the SQL expression
+    ``key_sql``, computed by the planner (see :func:`key_by_first_field`)."""
     columns = ", ".join(f"`{c}`" for c in SOURCE_FIELDS)
-    keyed = t_env.sql_query(f"SELECT CAST({key_sql} AS STRING), ROW({columns}) FROM `{table}`")
+    keyed = t_env.sql_query(" UNION ALL ".join(
+        f"SELECT CAST({key_sql} AS STRING), ROW({columns}) FROM `{table}`" for table in tables))
     record_type = _source_type(value_bytes)
     return key_by_first_field(t_env.to_append_stream(keyed, Types.ROW([Types.STRING(), record_type])),
                               record_type)

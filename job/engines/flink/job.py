@@ -3,7 +3,8 @@
 ::
 
     source: raw rows (stream, JSON text) read by the client, or Kafka rows
-      --key by stream-->       FanOutFunction     parse, batcher + fan-out; rejected -> dead letters
+      --key by stream-->       FanOutFunction     parse, batcher + fan-out (delayed labels: the
+                                                  delay fan-out); rejected -> dead letters
       --key by fold route-->   FoldFunction       the fold's learner tasks + its evaluator
                                                   (in task slots of their own: learner_slots)
       --key by stream-->       AggregatorFunction measures, comparison, ranking, alarm, summary
@@ -21,6 +22,11 @@ the end of time in each stream's fan-out: it flushes the last batch, marked fina
 input flushes a partial batch every ``engine.flush_ms`` by a chain of processing-time timers,
 which each worker starts again on a stream's first element: after a restore from a checkpoint
 the restored timers do not fire (tests/test_resume.py found the last report missing).
+
+Delayed labels (docs/method.md §13) change only the head: a stream's
+:class:`~foldstream.operators.delay.DelayFanOut` (in the same keyed state, so a checkpoint holds
+the pending examples) takes arrivals and labels, and its per-fold events travel the routes of
+the fold batches to the same learner tasks and evaluators, which dispatch on their type.
 """
 
 from __future__ import annotations
@@ -48,8 +54,9 @@ from foldstream.job.config import Config
 from foldstream.job.plans import Plans, make_plans, open_source
 from foldstream.job.engines.flink.routing import fold_routes
 from foldstream.operators.aggregator import Aggregator
+from foldstream.operators.delay import BadLabel, DelayFanOut, LabelOnly
 from foldstream.operators.evaluator import FoldEvaluator
-from foldstream.operators.fanout import Batcher, FanOut
+from foldstream.operators.fanout import Batcher, FanOut, LabelClash
 from foldstream.operators.learners import LearnerTask
 from foldstream.operators.records import (
     Example,
@@ -70,12 +77,16 @@ STREAM_ENDS = OutputTag("stream-ends", PICKLED)
 
 @dataclass
 class StreamEnd:
-    """What the fan-out knows at the end of a bounded stream and the summary needs."""
+    """What the fan-out knows at the end of a bounded stream and the summary needs.
+
+    ``position``: the examples (arrivals) evaluated, when it is not ``read - rejected`` (delayed
+    labels: label rows are read and are no examples)."""
 
     stream: str
     read: int
     rejected: int
     started: float
+    position: int | None = None
 
 
 # ----------------------------------------------------------------------------- items in transit
@@ -86,27 +97,37 @@ class StreamEnd:
 RAW_ITEM_TYPE = Types.ROW([Types.STRING(), Types.STRING()])
 
 
-def encode_item(item: Example | Rejected) -> tuple[str, str]:
-    """A source item as ``(stream, JSON text)`` (the client ships file and generator input this way)."""
+def encode_item(item: Example | LabelOnly | Rejected) -> tuple[str, str]:
+    """A source item as ``(stream, JSON text)`` (the client ships file and generator input this way).
+
+    >>> decode_item(encode_item(LabelOnly("s", 7, "u", "f.jsonl:3", simulated=True))[1])
+    LabelOnly(stream='s', key=7, y='u', location='f.jsonl:3', simulated=True)
+    """
     if isinstance(item, Rejected):
         return item.stream or "", json.dumps(
             {"t": "r", "s": item.stream, "reason": item.reason, "raw": item.raw, "l": item.location},
             ensure_ascii=False)
+    if isinstance(item, LabelOnly):
+        return item.stream, json.dumps({"t": "l", "s": item.stream, "y": item.y, "k": item.key,
+                                        "l": item.location, "sim": item.simulated},
+                                       ensure_ascii=False)
     return item.stream, json.dumps({"t": "e", "s": item.stream, "x": item.x, "y": item.y,
                                     "k": item.key, "l": item.location}, ensure_ascii=False)
 
 
-def decode_item(text: str) -> Example | Rejected:
+def decode_item(text: str) -> Example | LabelOnly | Rejected:
     d = json.loads(text)
     if d["t"] == "r":
         return Rejected(d["s"], d["reason"], d["raw"], d["l"])
+    if d["t"] == "l":
+        return LabelOnly(d["s"], d["k"], d["y"], d["l"], d["sim"])
     return Example(d["s"], d["x"], d["y"], d["k"], d["l"])
 
 
 class DecodeItem:
     """The fan-out's decoder for client items: the item's text -> the item."""
 
-    def __call__(self, text: str) -> list[Example | Rejected]:
+    def __call__(self, text: str) -> list[Example | LabelOnly | Rejected]:
         return [decode_item(text)]
 
 
@@ -131,6 +152,35 @@ class _StreamHead:
     rejected: int = 0
     started: float = field(default_factory=time.time)
     flush_due: int | None = None  # the flush timer of the current chain (unbounded input)
+    delay: DelayFanOut | None = None  # delayed labels: in place of batcher and fan-out
+
+    @property
+    def stream(self) -> str:
+        return self.batcher.stream
+
+    @property
+    def position(self) -> int:
+        """Examples (arrivals) accepted so far."""
+        return self.batcher.position if self.delay is None else self.delay.position
+
+    def add(self, item: Example | LabelOnly) -> list:
+        """The fold batches that ``item`` completes (:class:`FoldBatch` or, with delayed
+        labels, :class:`~foldstream.operators.delay.DelayFoldBatch`), as the in-process engine's
+        ``StreamStages.add`` takes it. Raises :class:`LabelClash` or :class:`BadLabel`."""
+        if self.delay is not None:
+            return self.delay.add(item)
+        if isinstance(item, LabelOnly):
+            raise BadLabel("a label-only row, but labels are not delayed (evaluation.delay)",
+                           item)
+        return [fold_batch for batch in self.batcher.add(item)
+                for fold_batch in self.fanout.process(batch)]
+
+    def flush(self, final: bool) -> list:
+        """The fold batches of what is buffered (``final``: the end of a bounded input)."""
+        if self.delay is not None:
+            return self.delay.flush(final=final)
+        return [fold_batch for batch in self.batcher.flush(final=final)
+                for fold_batch in self.fanout.process(batch)]
 
 
 class _KeyedStateFunction(KeyedProcessFunction):
@@ -164,26 +214,32 @@ class FanOutFunction(_KeyedStateFunction):
         self.keying = keying
 
     def _start(self, ctx: KeyedProcessFunction.Context) -> _StreamHead:
-        """A stream's first element: its batcher and fan-out, and the timers that flush them."""
+        """A stream's first element: its batcher and fan-out (or delay fan-out)."""
         stream, p = ctx.get_current_key(), self.plans
         head = _StreamHead(p.batcher(stream), p.fan_out(stream),
-                           learner_targets(stream, p, self.parallelism, self.keying))
-        ctx.timer_service().register_event_time_timer(END_OF_INPUT)
+                           learner_targets(stream, p, self.parallelism, self.keying),
+                           delay=p.delay_fan_out(stream) if p.delayed else None)
         return head
 
     def open(self, runtime_context: RuntimeContext):
         super().open(runtime_context)
-        self.armed: set[str] = set()  # the streams whose flush timer this worker has set
+        self.armed: set[str] = set()  # the streams whose timers this worker has set
 
     def _arm(self, head: _StreamHead, ctx) -> None:
-        """Start a chain of flush timers for the current stream, once per worker: on a
-        stream's first element, and on its first element after a restore from a checkpoint,
-        whose restored timers did not fire again (the issue: a resumed run never flushed its
-        last partial batch, so its last report never came). An older chain stops at its next
-        timer (:meth:`on_timer` goes on only with the timer of :attr:`_StreamHead.flush_due`)."""
-        if not self.flush_ms or head.batcher.stream in self.armed:
+        """Set the current stream's timers, once per worker: the end-of-input timer and a chain
+        of flush timers, on a stream's first element, and on its first element after a restore
+        from a checkpoint, whose restored timers did not fire again (the issues: a resumed run
+        never flushed its last partial batch, so its last report never came; a bounded run
+        restarted after a failure never wrote its summary). Flink keeps one timer per key and
+        time, so the end-of-input timer set again is still one. An older flush chain stops at
+        its next timer (:meth:`on_timer` goes on only with the timer of
+        :attr:`_StreamHead.flush_due`)."""
+        if head.stream in self.armed:
             return
-        self.armed.add(head.batcher.stream)
+        self.armed.add(head.stream)
+        ctx.timer_service().register_event_time_timer(END_OF_INPUT)
+        if not self.flush_ms:
+            return
         head.flush_due = ctx.timer_service().current_processing_time() + self.flush_ms
         ctx.timer_service().register_processing_time_timer(head.flush_due)
 
@@ -191,16 +247,19 @@ class FanOutFunction(_KeyedStateFunction):
         head: _StreamHead = self._stored(lambda: self._start(ctx))
         self._arm(head, ctx)
         for item in self.decode(row):
-            head.read += 1
+            # a label that simulate_delay made from a row already read is not read again
+            head.read += not (isinstance(item, LabelOnly) and item.simulated)
             if trace.TRACE_FILE and head.read % 100 == 0:
-                trace.stage("fan-in", head.batcher.stream, head.read)
-            if isinstance(item, Rejected):
-                head.rejected += 1
-                item.position = head.batcher.position
-                yield DEAD_LETTERS, dumps(rejected_record(item, self.plans.dead_letter_max_bytes))
-            else:
-                for batch in head.batcher.add(item):
-                    yield from self._fan_out(head, batch)
+                trace.stage("fan-in", head.stream, head.read)
+            if not isinstance(item, Rejected):
+                try:
+                    yield from self._fan_out(head, head.add(item))
+                    continue
+                except (LabelClash, BadLabel) as bad:
+                    item = bad.rejected()
+            head.rejected += 1
+            item.position = head.position
+            yield DEAD_LETTERS, dumps(rejected_record(item, self.plans.dead_letter_max_bytes))
         self.state.update(head)
 
     def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext):
@@ -208,26 +267,31 @@ class FanOutFunction(_KeyedStateFunction):
         if head is None:
             return
         if timestamp == END_OF_INPUT:
-            for batch in head.batcher.flush(final=True):
-                yield from self._fan_out(head, batch)
-            if head.batcher.stream:  # "": the messages rejected for their key, no stream
-                yield STREAM_ENDS, StreamEnd(head.batcher.stream, head.read, head.rejected,
-                                             head.started)
+            yield from self._fan_out(head, head.flush(final=True))
+            if head.stream:  # "": the messages rejected for their key, no stream
+                yield STREAM_ENDS, StreamEnd(head.stream, head.read, head.rejected, head.started,
+                                             head.position if head.delay is not None else None)
         else:  # a quiet unbounded stream still reports what it has
-            for batch in head.batcher.flush(final=False):
-                yield from self._fan_out(head, batch)
+            yield from self._fan_out(head, head.flush(final=False))
             if timestamp == getattr(head, "flush_due", timestamp):  # the current chain
                 head.flush_due = timestamp + self.flush_ms
                 ctx.timer_service().register_processing_time_timer(head.flush_due)
         self.state.update(head)
 
     @staticmethod
-    def _fan_out(head: _StreamHead, batch) -> Iterator[tuple[str, int | None, FoldBatch]]:
-        for fold_batch in head.fanout.process(batch):
+    def _fan_out(head: _StreamHead, fold_batches: list) -> Iterator[tuple[str, int | None, FoldBatch]]:
+        """Each fold batch to its fold's routes (a ``DelayFoldBatch`` as a ``FoldBatch``)."""
+        for fold_batch in fold_batches:
             if trace.TRACE_FILE and fold_batch.fold == 0:
-                trace.stage("fan-out", fold_batch.stream, fold_batch.start + len(fold_batch))
+                trace.stage("fan-out", fold_batch.stream, _end(fold_batch, head.position))
             for route, learner in head.targets[fold_batch.fold]:
                 yield route, learner, fold_batch
+
+
+def _end(batch, position: int) -> int:
+    """The position a batch reaches, for the trace (a delayed batch's events are not a range of
+    positions: ``position``)."""
+    return batch.start + len(batch) if isinstance(batch, FoldBatch) else position
 
 
 def learner_targets(stream: str, plans: Plans, parallelism: int,
@@ -274,11 +338,11 @@ class FoldFunction(_KeyedStateFunction):
         state: _FoldState = self._stored(lambda: self._start(learner, batch))
         if state.evaluator is not None:
             if trace.TRACE_FILE and batch.fold == 0:
-                trace.stage("learners-in", batch.stream, batch.start + len(batch))
+                trace.stage("learners-in", batch.stream, _end(batch, state.evaluator.position))
             for task in state.tasks.values():
                 yield from state.evaluator.add(task.process(batch))
             if trace.TRACE_FILE and batch.fold == 0:
-                trace.stage("learners-out", batch.stream, batch.start + len(batch))
+                trace.stage("learners-out", batch.stream, _end(batch, state.evaluator.position))
         else:
             route = fold_routes(batch.stream, p.folds, self.parallelism, MAX_PARALLELISM)[batch.fold]
             yield route, state.tasks[learner].process(batch)
@@ -328,7 +392,7 @@ class AggregatorFunction(_KeyedStateFunction):
             state.end = message
         if state.aggregator.finished and state.end is not None and not state.summarized:
             end, agg = state.end, state.aggregator
-            position = end.read - end.rejected
+            position = end.read - end.rejected if end.position is None else end.position
             yield dumps(summary_record(end.stream, position, end.read, end.rejected,
                                        time.time() - end.started, agg.final_measures()))
             state.summarized = True
@@ -446,17 +510,26 @@ def _kafka_rows(env, config: Config):
     the fan-out's decoder for them: messages are parsed in the fan-out, so an example crosses
     from Java into Python once before it is batched."""
     from foldstream.connectors.kafka import end_offsets
-    from foldstream.connectors.messages import MessageParser
+    from foldstream.connectors.messages import ByTopic, LabelParser, MessageParser
     from foldstream.job.engines.flink.env import kafka_source
 
     source = config.source
-    stop = end_offsets(source.bootstrap_servers, source.topic, exact=True) if source.bounded else None
-    rows = kafka_source(env, source.bootstrap_servers, source.topic, group_id=source.group_id,
+    # Delayed labels (docs/method.md §13) may come on a topic of their own: a second source,
+    # unioned with the first and keyed by stream the same way; bounded, both stop at their ends.
+    topics = [source.topic] + ([source.labels_topic] if source.labels_topic else [])
+    stop = {t: end_offsets(source.bootstrap_servers, t, exact=True) for t in topics} \
+        if source.bounded else None
+    rows = kafka_source(env, source.bootstrap_servers, topics, group_id=source.group_id,
                         start=source.start, bounded=source.bounded, stop_offsets=stop,
                         value_bytes=True, key_sql=stream_key_sql(source.stream, source.streams),
                         properties=consumer_properties(config))
     parser = MessageParser(label=source.label, nominal=source.nominal, id_field=source.id_field,
-                           stream=source.stream, streams=source.streams)
+                           stream=source.stream, streams=source.streams,
+                           labels_later=config.delayed)
+    if source.labels_topic:
+        parser = ByTopic(parser, {source.labels_topic: LabelParser(
+            label=source.label, id_field=source.id_field, stream=source.stream,
+            streams=source.streams)})
     return rows, DecodeMessage(parser)
 
 
@@ -617,7 +690,9 @@ def check_kafka(config: Config) -> None:
 
     source, sink = config.source, config.sink
     if source.kind == "kafka":
-        check_bootstrap(source.bootstrap_servers, PREFLIGHT_TIMEOUT_S, topics=[source.topic])
+        check_bootstrap(source.bootstrap_servers, PREFLIGHT_TIMEOUT_S,
+                        topics=[source.topic] + ([source.labels_topic] if source.labels_topic
+                                                 else []))
     if sink.kind == "kafka":
         check_bootstrap(sink.bootstrap_servers, PREFLIGHT_TIMEOUT_S,
                         topics=[sink.topic, sink.dead_letter_topic])
@@ -805,27 +880,40 @@ class Delivered:
         for stream, last in self.last.items():
             if stream in self.summarized:
                 continue
-            position = max(r["position"] for r in last.values())
-            rejected = self.rejected.get(stream, 0)
+            # delayed labels: several reports share a position, told apart by ``labelled``
+            at = max(_report_at(r) for r in last.values())
+            position, rejected = at[0], self.rejected.get(stream, 0)
             out.append(summary_record(stream, position, position + rejected, rejected,
                                       time.time() - self.started,
-                                      [r for r in last.values() if r["position"] == position],
+                                      [r for r in last.values() if _report_at(r) == at],
                                       interrupted=True))
         return out
+
+
+def _report_at(record: dict) -> tuple[int, int]:
+    """Where a ``measures`` record stands: its position, and its labelled examples (delayed
+    labels, docs/method.md §13; 0 otherwise), in the order the reports come.
+
+    >>> _report_at({"position": 900, "labelled": 700}) > _report_at({"position": 900, "labelled": 600})
+    True
+    """
+    return record["position"], record.get("labelled", 0)
 
 
 def deliver(tagged: Iterable[str], emit, dead_letter, on_progress=None,
             delivered: Delivered | None = None, held=contextlib.nullcontext) -> None:
     """Hand the collected texts (``"M"`` + a record, ``"D"`` + a rejected record) on, and report
     progress: per stream, the position of its latest ``measures`` record (the examples
-    evaluated), then its summary's ``examples_read`` (rejected records included, as the
-    progress bar's total counts them); ``on_progress`` gets the sum over the streams.
+    evaluated; with delayed labels several reports share a position, and progress moves once),
+    then its summary's ``examples_read`` (rejected records included, as the progress bar's
+    total counts them); ``on_progress`` gets the sum over the streams.
     ``held()`` wraps the handing on of each record and its note in ``delivered``
     (:meth:`Stop.held`: a signal does not come between them).
 
     >>> seen = []
     >>> deliver(['M{"type":"measures","stream":"a","position":500}', 'D{"type":"rejected"}',
-    ...          'M{"type":"measures","stream":"b","position":200}',
+    ...          'M{"type":"measures","stream":"b","position":200,"labelled":100}',
+    ...          'M{"type":"measures","stream":"b","position":200,"labelled":150}',
     ...          'M{"type":"summary","stream":"a","position":900,"examples_read":901}'],
     ...         lambda r: None, lambda r: None, seen.append)
     >>> seen
