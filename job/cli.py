@@ -1,5 +1,6 @@
 """The ``foldstream`` command line: ``run`` and ``validate``, and the tools (``schema``, ``plot``,
-``watch``, ``produce``, ``dashboard``, ``report``). Exit codes: :mod:`foldstream.job.exitcodes`."""
+``watch``, ``produce``, ``dashboard``, ``report``, ``experiment``). Exit codes:
+:mod:`foldstream.job.exitcodes`."""
 
 from __future__ import annotations
 
@@ -110,6 +111,10 @@ def _parser() -> argparse.ArgumentParser:
                              f"(default: {','.join(rep.DEFAULT_MEASURES)})")
     report.add_argument("--figures", choices=rep.FIGURE_FORMATS, default=rep.FIGURE_FORMATS[0],
                         help=f"how figures are embedded (default: {rep.FIGURE_FORMATS[0]})")
+
+    from foldstream.job.tools import experiment
+
+    experiment.add_parser(commands)
     return parser
 
 
@@ -190,7 +195,8 @@ def run(config: Config, *, progress: bool = True, tables: bool = True,
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if args.command in ("schema", "plot", "watch", "produce", "dashboard", "report"):  # tools
+    if args.command in ("schema", "plot", "watch", "produce", "dashboard", "report",
+                        "experiment"):  # tools
         from importlib import import_module
 
         return import_module(f"foldstream.job.tools.{args.command}").main(args)

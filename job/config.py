@@ -27,6 +27,18 @@ from foldstream.operators.windows import ADWIN_DELTA, FADING_ALPHA, PARAMETER_CH
 PACKAGE_PREFIX = "package://"
 
 
+def check_unique(names: list[str], what: str) -> None:
+    """The rule for names that must differ (learners, an experiment's datasets).
+
+    >>> check_unique(["a", "b", "a"], "learner")
+    Traceback (most recent call last):
+    ValueError: learner names must be unique; repeated: a
+    """
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"{what} names must be unique; repeated: {', '.join(repeated)}")
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -379,10 +391,7 @@ class Config(_Strict):
     @field_validator("learners")
     @classmethod
     def _unique_names(cls, value: list[LearnerConfig]) -> list[LearnerConfig]:
-        names = [learner.name for learner in value]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
-        if duplicates:
-            raise ValueError(f"learner names must be unique; repeated: {', '.join(duplicates)}")
+        check_unique([learner.name for learner in value], "learner")
         return value
 
     @model_validator(mode="after")
@@ -523,21 +532,37 @@ def format_errors(error: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> Config:
-    """Read, override and validate a configuration; ``path=None`` takes the embedded default."""
+def read_yaml(path: str | Path | None, what: str = "configuration",
+              default: str | None = None) -> tuple[dict[str, Any], str]:
+    """The mapping a YAML file holds (``path=None``: the text ``default``) and where it came
+    from, for messages; a file that cannot be read, bad YAML or a top level that is not a
+    mapping is a :class:`ConfigError` saying so.
+
+    >>> read_yaml(None, default="a: 1")
+    ({'a': 1}, 'the embedded default')
+    >>> read_yaml(None, default="- 1")
+    Traceback (most recent call last):
+    foldstream.job.config.ConfigError: the embedded default: the top level must be a mapping of keys
+    """
     if path is None:
-        text, origin = default_config_text(), "the embedded default"
+        text, origin = default or "", "the embedded default"
     else:
         try:
             text, origin = Path(path).read_text(encoding="utf-8"), str(path)
         except OSError as error:
-            raise ConfigError(f"cannot read the configuration {path}: {error.strerror}") from None
+            raise ConfigError(f"cannot read the {what} {path}: {error.strerror}") from None
     try:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as error:
         raise ConfigError(f"{origin} is not valid YAML: {error}") from None
     if not isinstance(data, dict):
-        raise ConfigError(f"{origin}: the top level must be a mapping of sections")
+        raise ConfigError(f"{origin}: the top level must be a mapping of keys")
+    return data, origin
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> Config:
+    """Read, override and validate a configuration; ``path=None`` takes the embedded default."""
+    data, origin = read_yaml(path, default=default_config_text() if path is None else None)
     data = apply_overrides(data, overrides or [])
     try:
         return Config.model_validate(data)
