@@ -137,10 +137,12 @@ def mean_std(values: Sequence[Value]) -> tuple[float | None, float | None]:
 def wilcoxon(a: Sequence[Value], b: Sequence[Value], alpha: float) -> dict:
     """Wilcoxon signed-rank test over the paired per-fold values of learners A and B.
 
-    This is ``scipy.stats.wilcoxon(a, b)`` with scipy's defaults: zero differences are
-    dropped, the p-value is exact for small samples without ties and comes from the normal
-    approximation otherwise; the statistic is the smaller of the two rank sums. Folds where
-    either value is undefined are dropped first.
+    This is ``scipy.stats.wilcoxon(a, b)`` with scipy's defaults (docs/method.md §6): zero
+    differences are dropped; without ties or zeros the p-value is exact (up to 50 folds); with
+    them it is the exact permutation distribution over the 2^k sign assignments up to 13 folds
+    (deterministic, but the costly part of a report: ~0.1 s a call) and the normal approximation
+    beyond; the statistic is the smaller of the two rank sums. Folds where either value is
+    undefined are dropped first.
 
     Parameters
     ----------
