@@ -34,7 +34,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from foldstream.operators.fanout import Batcher, FanOutPlan
+from foldstream.operators.fanout import FanOutPlan, check_label_type
 from foldstream.operators.records import Example, Label, Rejected
 from foldstream.operators.weights import fold_weights
 
@@ -167,7 +167,7 @@ class DelayFanOut:
         self.classes: list[Label] = []
         self._codes: dict[Label, int] = {}
         self._recent: deque[Label] = deque(maxlen=max(1, plan.lags))  # labels arrived, last last
-        self._label_types: dict[Label, tuple[type, Label]] = {}  # as Batcher's
+        self._label_types: dict[Label, tuple[type, Label]] = {}  # fanout.check_label_type's
         self._pending: OrderedDict[int | str, _Held] = OrderedDict()  # oldest first
         # The keys of the last max_pending labelled and of the last max_pending expired examples
         # (bounded: older keys are unknown), to say why a label is rejected.
@@ -195,7 +195,7 @@ class DelayFanOut:
         elif item.key is not None and (item.key in self._pending or self._why(item.key)):
             self._label(item.key, item.y, item)  # a label row joined by its id
         else:
-            Batcher._check_label(self, item)  # type: ignore[arg-type]  # same rule, same state
+            check_label_type(self._label_types, item)
             key = self._arrive(item)
             self._label(key, item.y, item)
         if len(self._events) >= self.batch_size:
@@ -237,7 +237,7 @@ class DelayFanOut:
                       "labelled": "already labelled"}.get(why, "unknown (no pending example "
                                                                 "has this key)")
             raise BadLabel(f"label of key {key!r}: {reason}", item)
-        Batcher._check_label(self, Example(item.stream, {}, y, key, item.location))  # type: ignore[arg-type]
+        check_label_type(self._label_types, Example(item.stream, {}, y, key, item.location))
         held = self._pending.pop(key)
         self.labelled += 1
         code = self._codes.get(y)

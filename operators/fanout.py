@@ -35,6 +35,24 @@ class LabelClash(ValueError):
         return Rejected(e.stream, str(self), raw, e.location)
 
 
+def check_label_type(label_types: dict, example: Example) -> None:
+    """The rule of one type per label value in a stream, over its ``label_types`` (label and
+    its text -> the first type seen and that label; updated here): raises
+    :class:`LabelClash` for ``1`` after ``"1"`` and the like. Shared by :class:`Batcher` and the
+    delayed fan-out (:mod:`foldstream.operators.delay`)."""
+    label, kind = example.y, type(example.y)
+    keys = (label, str(label))
+    for key in keys:
+        first = label_types.get(key)
+        if first is not None and first[0] is not kind:
+            raise LabelClash(
+                f"label {label!r} ({kind.__name__}) is the label {first[1]!r} "
+                f"({first[0].__name__}) of an earlier example as another type; this "
+                f"stream's labels keep the first type seen ({first[0].__name__})", example)
+    for key in keys:
+        label_types.setdefault(key, (kind, label))
+
+
 class Batcher:
     """Gives each accepted example of a stream its position and groups them into batches.
 
@@ -73,17 +91,7 @@ class Batcher:
         self._label_types: dict[Label, tuple[type, Label]] = {}
 
     def _check_label(self, example: Example) -> None:
-        label, kind = example.y, type(example.y)
-        keys = (label, str(label))
-        for key in keys:
-            first = self._label_types.get(key)
-            if first is not None and first[0] is not kind:
-                raise LabelClash(
-                    f"label {label!r} ({kind.__name__}) is the label {first[1]!r} "
-                    f"({first[0].__name__}) of an earlier example as another type; this "
-                    f"stream's labels keep the first type seen ({first[0].__name__})", example)
-        for key in keys:
-            self._label_types.setdefault(key, (kind, label))
+        check_label_type(self._label_types, example)
 
     def add(self, example: Example) -> list[ExampleBatch]:
         first = self._label_types.get(example.y)
