@@ -1,7 +1,7 @@
 """The first stages, one instance per stream: micro-batching and the k-fold fan-out.
 
 Both keep explicit, picklable state for one stream, so that a Flink job can hold one of each in
-keyed state (keyed by stream: PLATFORM.md shows folds receiving batches out of order when the
+keyed state (keyed by stream: docs/platform.md shows folds receiving batches out of order when the
 fan-out of one stream ran in two subtasks) and the in-process engine a dict of them.
 """
 

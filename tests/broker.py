@@ -6,7 +6,7 @@ No pytest in here, so that benchmarks and scripts can use it too::
         create_topics(broker.bootstrap, ["examples"])
 
 Tansu (a Kafka-compatible broker in Rust, 0.6.0) is a test stand-in, with known faults (see
-PLATFORM.md): a partition's reported end offset is the first offset of its last batch plus one,
+docs/platform.md): a partition's reported end offset is the first offset of its last batch plus one,
 and consumer-group ``subscribe`` receives nothing (use ``assign``).
 """
 

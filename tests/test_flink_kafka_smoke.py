@@ -38,7 +38,7 @@ def test_kafka_roundtrip_keyed_parallelism_2(broker, jars):
 
     bs = broker.bootstrap
     create_topics(bs, ["smoke-in", "smoke-out"], partitions=2)
-    # One stream per partition, one record per batch (Tansu's end-offset fault, PLATFORM.md).
+    # One stream per partition, one record per batch (Tansu's end-offset fault, docs/platform.md).
     per_stream = N // len(STREAMS)
     for part, stream in enumerate(STREAMS):
         rows = [{"i": i, "x": i * 0.5, "target": i % 3} for i in range(per_stream)]

@@ -8,7 +8,7 @@ of the features plus the label under ``source.label`` (and the example's id unde
 Messages are sent in batches for speed, except the last message of every stream, which is sent
 alone once everything before it is acknowledged. So the last batch of every partition holds
 one message, and a broker that reports a partition's end as the first offset of its last batch
-plus one (Tansu, PLATFORM.md) still reports the true end: a job bounded by the end offsets
+plus one (Tansu, docs/platform.md) still reports the true end: a job bounded by the end offsets
 then reads every example.
 
 Delayed labels (docs/method.md §13, ``evaluation.delay``): the stream is sent as a delayed

@@ -1,6 +1,6 @@
 """The PyFlink execution environment, and Kafka sources and sinks for keyed string records.
 
-**Environment.** :func:`make_env` sets what PLATFORM.md found necessary: Python workers in
+**Environment.** :func:`make_env` sets what docs/platform.md found necessary: Python workers in
 separate processes (``_python_worker_execution_mode=process``, otherwise parallelism 2 runs on one
 core), ``set_python_executable(sys.executable)`` (otherwise the workers start a ``python`` without
 pyflink), the Kafka jars as ``file://`` URLs, and :func:`patch_pyflink_kafka`.
