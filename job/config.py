@@ -1,8 +1,9 @@
 """The run configuration (docs/method.md §11) as a pydantic model: a bad key fails at start, named.
 
 ``load_config`` reads a YAML file (or the embedded default), applies ``--set dotted.key=value``
-overrides and validates everything, learners included (each is built once, so a wrong dotted
-path or parameter is reported with its key before any data is read).
+overrides and validates everything, learners and generators included (each is checked, then
+built once: :mod:`foldstream.operators.models`), so a wrong dotted path or parameter is reported
+with its key before anything it names is called or any data is read.
 """
 
 from __future__ import annotations
@@ -86,7 +87,8 @@ class FileSource(_Strict):
 
 class GeneratorSource(_Strict):
     kind: Literal["generator"]
-    model: str = Field(description="a river.datasets.synth generator by dotted path")
+    model: str = Field(description="a river dataset class by dotted path (river.datasets.synth.SEA); "
+                                   "checked before it is called")
     params: dict[str, Any] = Field(default_factory=dict)
     seed: int | None = 1
     limit: int = Field(ge=1, description="examples to generate")
@@ -256,7 +258,9 @@ class EvaluationConfig(_Strict):
 
 class LearnerConfig(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$")
-    model: str = Field(description="a river classifier by dotted path")
+    model: str = Field(description="a river classifier class by dotted path; nested `{model: ...}` "
+                                   "values in params/args: a class of what their parameter "
+                                   "expects; all checked before anything is called")
     params: dict[str, Any] = Field(default_factory=dict)
     args: list[Any] = Field(default_factory=list, description="positional arguments (e.g. pipeline steps)")
     lags: int = Field(0, ge=0, description="previous labels added as features (temporal wrapper)")
