@@ -114,10 +114,19 @@ def resolve(dotted: Any, kind: ModelKind) -> Any:
         raise ValueError(f"{dotted!r} is in Python's standard library; expected {kind.what}")
     obj = import_object(dotted)
     if not kind.accepts(obj):
-        what = "a class" if inspect.isclass(obj) else type(obj).__name__
-        raise ValueError(f"{dotted!r} is not {kind.what}" + ("" if what == "a class" else
-                                                             f" (it is a {what})"))
+        raise ValueError(f"{dotted!r} is not {kind.what}{_what_it_is(obj)}")
     return obj
+
+
+def _what_it_is(obj: Any) -> str:
+    """What a refused object is, when that helps the user."""
+    if not inspect.isclass(obj):
+        return f": it is a {type(obj).__name__}"
+    from river import base
+
+    if issubclass(obj, base.Regressor) and not issubclass(obj, base.Classifier):
+        return ": it is a regressor (it predicts numbers, and foldstream evaluates classifiers)"
+    return ""
 
 
 # ------------------------------------------------------------------------------ value types
