@@ -66,13 +66,15 @@ class ModelKind:
     what: str
     bases: tuple[str, ...]
     nested: "ModelKind | None" = None  # the kind of a nested spec whose parameter says nothing
+    refused: tuple[tuple[str, str], ...] = ()  # (base, why): subclasses refused all the same
 
-    def classes(self) -> tuple[type, ...]:
+    def classes(self, bases: tuple[str, ...] | None = None) -> tuple[type, ...]:
         return tuple(import_object(base) if isinstance(base, str) else base
-                     for base in self.bases)
+                     for base in (self.bases if bases is None else bases))
 
     def accepts(self, cls: Any) -> bool:
-        return inspect.isclass(cls) and issubclass(cls, self.classes())
+        return (inspect.isclass(cls) and issubclass(cls, self.classes())
+                and not any(issubclass(cls, self.classes((base,))) for base, _ in self.refused))
 
     def inner(self) -> "ModelKind":
         return self.nested or self
@@ -81,7 +83,9 @@ class ModelKind:
 RIVER_OBJECT = ModelKind("a river class (river.base.Base)", ("river.base.Base",))
 CLASSIFIER = ModelKind("a river classifier class",
                        ("river.base.Classifier", "river.compose.Pipeline"), RIVER_OBJECT)
-DATASET = ModelKind("a river dataset class", ("river.datasets.base.Dataset",))
+DATASET = ModelKind("a river dataset class", ("river.datasets.base.Dataset",), refused=(
+    ("river.datasets.base.RemoteDataset", "it downloads its data; download it yourself and name "
+                                          "the file as a file source's path"),))
 
 
 def _moa_unavailable(dotted: str, kind: ModelKind) -> Any:
@@ -114,14 +118,17 @@ def resolve(dotted: Any, kind: ModelKind) -> Any:
         raise ValueError(f"{dotted!r} is in Python's standard library; expected {kind.what}")
     obj = import_object(dotted)
     if not kind.accepts(obj):
-        raise ValueError(f"{dotted!r} is not {kind.what}{_what_it_is(obj)}")
+        raise ValueError(f"{dotted!r} is not {kind.what}{_what_it_is(obj, kind)}")
     return obj
 
 
-def _what_it_is(obj: Any) -> str:
+def _what_it_is(obj: Any, kind: ModelKind) -> str:
     """What a refused object is, when that helps the user."""
     if not inspect.isclass(obj):
         return f": it is a {type(obj).__name__}"
+    for base_path, why in kind.refused:
+        if issubclass(obj, kind.classes((base_path,))):
+            return f": {why}"
     from river import base
 
     if issubclass(obj, base.Regressor) and not issubclass(obj, base.Classifier):

@@ -227,6 +227,8 @@ def test_a_learner_whose_clone_fails_is_refused_at_start(user_models, capsys):
      "limit: 5}", "source.generator.params.variant"),
     ("source={kind: generator, model: river.tree.HoeffdingTreeClassifier, limit: 5}",
      "source.generator.model"),
+    ("source={kind: generator, model: river.datasets.CreditCard, limit: 5}",
+     "source.generator.model"),
 ])
 def test_a_parameter_of_the_wrong_type_or_kind_names_its_key(user_models, capsys, override, key):
     assert main(["validate", "--set", override]) == 2
