@@ -161,7 +161,7 @@ def _check_task(dataset: Any, name: str) -> None:
 
 
 def _nested(value: Any, parameter: Parameter, seed: int | None, model: str, key: str) -> Any:
-    if not (isinstance(value, Mapping) and "model" in value):
+    if not parameter.takes_spec(value):
         return value
     unknown = set(value) - _NESTED_KEYS
     if unknown:

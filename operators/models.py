@@ -237,9 +237,17 @@ class Parameter:
         names = " or ".join(f"{c.__module__}.{c.__qualname__}" for c in self.classes)
         return ModelKind(f"a subclass of {names}", self.classes)
 
+    def takes_spec(self, value: Any) -> bool:
+        """Whether ``value`` is a ``{model: ...}`` spec to build: a mapping with a ``model`` key,
+        unless this parameter takes mappings and no models (``desired_dist: {model: 0.5}``)."""
+        return _shape(value) == "model" and not (
+            self.shapes is not None and "mapping" in self.shapes and "model" not in self.shapes)
+
     def check(self, value: Any) -> None:
         """Raise ``ValueError`` unless this parameter admits ``value``'s type."""
         shape = _shape(value)
+        if shape == "model" and not self.takes_spec(value):
+            shape = "mapping"
         if self.shapes is None or shape is None or shape in self.shapes:
             return
         expected = " or ".join(_SHAPE_NAMES[s] for s in sorted(self.shapes, key=list(_SHAPE_NAMES).index))
@@ -367,7 +375,7 @@ def check_param(parameter: Parameter, value: Any, key: str) -> None:
 
 def _value(value: Any, parameter: Parameter, fallback: ModelKind, key: str) -> Any:
     check_param(parameter, value, key)
-    if _shape(value) == "model":
+    if parameter.takes_spec(value):
         unknown = sorted(set(value) - set(NESTED_KEYS))
         if unknown:
             raise SpecError(key, f"unknown keys {unknown}; a nested model takes "

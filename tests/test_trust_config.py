@@ -252,6 +252,7 @@ def test_a_parameter_of_the_wrong_type_or_kind_names_its_key(user_models, capsys
     "learners.0={name: u, model: river.imblearn.RandomUnderSampler, params: {classifier: "
     "{model: river.naive_bayes.GaussianNB}, desired_dist: {0: 0.5, 1: 0.5}, seed: 1}}",
     "learners.0={name: w, model: fs_trust_models.Weighted, params: {weights: {a: 1}, names: [a]}}",
+    "learners.0={name: w, model: fs_trust_models.Weighted, params: {weights: {model: 1.0}}}",
     "source={kind: generator, model: river.datasets.synth.ConceptDriftStream, params: {stream: "
     "{model: river.datasets.synth.SEA, params: {variant: 0}}, drift_stream: {model: "
     "river.datasets.synth.SEA, params: {variant: 3}}, position: 50, width: 10}, limit: 100}",
