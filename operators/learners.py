@@ -62,11 +62,14 @@ def check_classifier(model: Any) -> None:
     for method in ("predict_one", "learn_one", "clone"):
         if not callable(getattr(model, method, None)):
             raise ValueError(f"{type(model).__name__} has no {method}(): not a river classifier")
+    from river.compose import Pipeline
     from river.utils.inspect import isclassifier, isregressor
 
     if isregressor(model) and not isclassifier(model):
         raise ValueError(f"{type(model).__name__} is a regressor: it predicts numbers, and "
                          f"foldstream evaluates classifiers")
+    if isinstance(model, Pipeline) and not isclassifier(model):
+        raise ValueError("the pipeline does not end with a classifier")
     try:
         model.clone()
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - any failure, named

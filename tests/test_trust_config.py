@@ -223,6 +223,8 @@ def test_a_learner_whose_clone_fails_is_refused_at_start(user_models, capsys):
      "river.naive_bayes.GaussianNB, parms: {}}}}", "learners.0.params.model"),
     ("learners.0={name: s, model: river.preprocessing.StandardScaler}", "learners.0.model"),
     ("learners.0={name: m, model: moa.classifiers.trees.HoeffdingTree}", "learners.0.model"),
+    ("learners.0={name: p, model: river.compose.Pipeline, args: [{model: "
+     "river.preprocessing.StandardScaler}]}", "learners.0"),
     ("source={kind: generator, model: river.datasets.synth.SEA, params: {variant: [1]}, "
      "limit: 5}", "source.generator.params.variant"),
     ("source={kind: generator, model: river.tree.HoeffdingTreeClassifier, limit: 5}",
