@@ -270,3 +270,22 @@ def test_every_shipped_and_experiment_configuration_still_validates():
         assert load_config(path).learners, path
     for path in sorted((ROOT / "conf" / "experiments").glob("*.yaml")):
         assert load_experiment(path), path
+
+
+@pytest.mark.parametrize("overrides,key", [
+    (["learner.params.model={model: os.system, args: ['touch {marker}']}"],
+     "learner.params.model.model"),
+    (["conditions.exact_null={model: fs_trust_models.touch, params: {path: '{marker}'}}"],
+     "conditions.exact_null"),
+    (["datasets.0.source={kind: generator, model: fs_trust_models.Touching, "
+      "params: {path: '{marker}'}}"], "datasets.0.source.generator.model"),
+])
+def test_an_experiment_checks_the_same(user_models, overrides, key):
+    from foldstream.job.tools.experiment import load_experiment
+
+    marker = user_models / "ran"
+    with pytest.raises(ConfigError) as raised:
+        load_experiment(ROOT / "conf" / "experiments" / "tiny.yaml",
+                        [o.replace("{marker}", str(marker)) for o in overrides])
+    assert key in str(raised.value)
+    assert not marker.exists()
