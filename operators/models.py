@@ -5,8 +5,8 @@ one is not trusted: ``model: os.system, args: ['rm -rf ~']`` must not run a shel
 ``foldstream validate`` least of all. The rule, for every ``model:`` of a configuration:
 
 1. The path is resolved by its prefix (:data:`RESOLVERS`; ``moa.`` is MOA's), or else
-   imported; a path into Python's standard library is refused before it is imported (no
-   classifier lives there, and some of its modules act when imported).
+   imported; a path into Python's standard library or a ``__main__`` module is refused before
+   it is imported (no classifier lives there, and such modules may act when imported).
 2. What it names must be a class of the kind the key promises (:class:`ModelKind`): a learner's
    a river classifier class, a generator source's a river dataset class. A ``{model: ...}``
    nested in ``params`` or ``args`` must be a class of what its parameter expects: the classes
@@ -114,8 +114,11 @@ def resolve(dotted: Any, kind: ModelKind) -> Any:
     for prefix, resolver in RESOLVERS.items():
         if dotted.startswith(prefix):
             return resolver(dotted, kind)
-    if dotted.split(".")[0] in sys.stdlib_module_names:
+    parts = dotted.split(".")
+    if parts[0] in sys.stdlib_module_names:
         raise ValueError(f"{dotted!r} is in Python's standard library; expected {kind.what}")
+    if "__main__" in parts:  # a package's __main__ may run its program when imported
+        raise ValueError(f"{dotted!r} names a __main__ module; expected {kind.what}")
     obj = import_object(dotted)
     if not kind.accepts(obj):
         raise ValueError(f"{dotted!r} is not {kind.what}{_what_it_is(obj, kind)}")

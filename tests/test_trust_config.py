@@ -88,11 +88,16 @@ def stderr(capsys) -> str:
 def user_models(tmp_path, monkeypatch):
     """``fs_trust_models`` importable (in this process and in subprocesses); the directory."""
     (tmp_path / "fs_trust_models.py").write_text(MODELS)
+    (tmp_path / "fs_trust_pkg").mkdir()
+    (tmp_path / "fs_trust_pkg" / "__init__.py").write_text("")
+    (tmp_path / "fs_trust_pkg" / "__main__.py").write_text(  # a program that runs on import
+        "from pathlib import Path\nPath(__file__).parents[1].joinpath('ran').write_text('ran')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     monkeypatch.chdir(tmp_path)
     yield tmp_path
-    sys.modules.pop("fs_trust_models", None)
+    for name in ("fs_trust_models", "fs_trust_pkg", "fs_trust_pkg.__main__"):
+        sys.modules.pop(name, None)
 
 
 def hostile(marker: Path) -> dict[str, list[str]]:
@@ -111,6 +116,7 @@ def hostile(marker: Path) -> dict[str, list[str]]:
                               f"args: ['{marker}']}}"],
         "a user's class": [f"learners.0={{name: x, model: river.compose.Pipeline, "
                            f"args: [{{model: fs_trust_models.Touching, args: ['{marker}']}}]}}"],
+        "a __main__ module": ["learners.0={name: x, model: fs_trust_pkg.__main__.Model}"],
         "generator": [f"source={{kind: generator, model: os.system, params: {{command: {cmd}}}, "
                       f"limit: 5}}"],
         "nested generator": [f"source={{kind: generator, model: river.datasets.synth."
@@ -125,6 +131,7 @@ HOSTILE_KEYS = {
     "nested in args": "learners.0.args.0.model",
     "nested in a list": "learners.0.params.models.0.model",
     "a user's function": "learners.0.model", "a user's class": "learners.0.args.0.model",
+    "a __main__ module": "learners.0.model",
     "generator": "source.generator.model", "nested generator": "source.generator.params.stream.model",
 }
 
