@@ -140,7 +140,7 @@ def check_generator(model: str, params: Mapping[str, Any] | None, seed: int | No
                     kind: ModelKind = DATASET, key: str = "") -> Spec:
     """The checked :class:`~foldstream.operators.models.Spec` of a generator (nothing called)."""
     cls = resolve_at(model, kind, key, params)
-    named, _, _ = signature(cls)
+    named = signature(cls).named
     kwargs = {}
     for name, value in (params or {}).items():
         where = join_key(key, f"params.{name}")

@@ -87,8 +87,8 @@ class FileSource(_Strict):
 
 class GeneratorSource(_Strict):
     kind: Literal["generator"]
-    model: str = Field(description="a river dataset class by dotted path (river.datasets.synth.SEA); "
-                                   "checked before it is called")
+    model: str = Field(description="a river dataset class by dotted path "
+                                   "(river.datasets.synth.SEA); checked before it is called")
     params: dict[str, Any] = Field(default_factory=dict)
     seed: int | None = 1
     limit: int = Field(ge=1, description="examples to generate")

@@ -253,7 +253,8 @@ class Parameter:
             shape = "mapping"
         if self.shapes is None or shape is None or shape in self.shapes:
             return
-        expected = " or ".join(_SHAPE_NAMES[s] for s in sorted(self.shapes, key=list(_SHAPE_NAMES).index))
+        order = list(_SHAPE_NAMES)
+        expected = " or ".join(_SHAPE_NAMES[s] for s in sorted(self.shapes, key=order.index))
         shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
         raise ValueError(f"expected {expected}, got {_SHAPE_NAMES[shape]}: {shown}")
 
@@ -262,37 +263,50 @@ def _is_model_object(value: Any) -> bool:
     return isinstance(value, RIVER_OBJECT.classes() + DATASET.classes())
 
 
+class Signature(typing.NamedTuple):
+    """A constructor's parameters as :class:`Parameter` objects."""
+
+    named: dict[str, Parameter]  # every parameter a keyword can give
+    positional: tuple[Parameter, ...]  # those a positional argument can give, in order
+    star: Parameter | None  # ``*args``
+
+
 @functools.lru_cache(maxsize=None)
-def signature(cls: Any) -> tuple[dict[str, Parameter], Parameter | None, bool]:
-    """The constructor's parameters (by name), its ``*args`` parameter and whether it takes
-    ``**kwargs``; annotations that cannot be evaluated count as absent."""
+def signature(cls: Any) -> Signature:
+    """The constructor's parameters; annotations that cannot be evaluated count as absent.
+
+    >>> from river.compose import Pipeline
+    >>> signature(Pipeline).star.shapes is None, signature(Pipeline).positional
+    (True, ())
+    """
     try:
         sig = inspect.signature(cls)
     except (TypeError, ValueError):
-        return {}, Parameter("args", None), True
+        return Signature({}, (), Parameter("args", None))
     try:
         hints = typing.get_type_hints(cls.__init__ if inspect.isclass(cls) else cls)
     except Exception:  # noqa: BLE001 - an unresolvable forward reference: no annotations
         hints = {}
-    params, star, kwargs = {}, None, False
+    named, positional, star = {}, [], None
     for p in sig.parameters.values():
         hint = hints.get(p.name, p.annotation if not isinstance(p.annotation, str) else
                          inspect.Parameter.empty)
         if p.kind is p.VAR_POSITIONAL:
             star = Parameter.of(p, hint)
-        elif p.kind is p.VAR_KEYWORD:
-            kwargs = True
-        else:
-            params[p.name] = Parameter.of(p, hint)
-    return params, star, kwargs
+        elif p.kind is not p.VAR_KEYWORD:
+            parameter = Parameter.of(p, hint)
+            if p.kind is not p.POSITIONAL_ONLY:
+                named[p.name] = parameter
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                positional.append(parameter)
+    return Signature(named, tuple(positional), star)
 
 
 def _positional(cls: Any, index: int) -> Parameter:
-    params, star, _ = signature(cls)
-    positional = [p for p in params.values()]
-    if index < len(positional):
-        return positional[index]
-    return star or Parameter(f"args[{index}]", None)
+    sig = signature(cls)
+    if index < len(sig.positional):
+        return sig.positional[index]
+    return sig.star or Parameter(f"args.{index}", None)
 
 
 # ---------------------------------------------------------------------------------- the spec
@@ -344,13 +358,14 @@ def check(model: Any, params: Mapping[str, Any] | None = None, args: list[Any] |
     """Resolve ``model`` as ``kind`` and check its ``params`` and ``args``, nested specs
     included, calling nothing; raise :class:`SpecError` naming the key (relative to ``key``)."""
     cls = resolve_at(model, kind, key, params, args)
-    named, _, _ = signature(cls)
+    named = signature(cls).named
     checked_params = {
         name: _value(value, named.get(name, Parameter(name, None)), kind.inner(),
                      join_key(key, f"params.{name}"))
         for name, value in (params or {}).items()}
-    checked_args = tuple(_value(value, _positional(cls, i), kind.inner(), join_key(key, f"args.{i}"))
-                         for i, value in enumerate(args or ()))
+    checked_args = tuple(
+        _value(value, _positional(cls, i), kind.inner(), join_key(key, f"args.{i}"))
+        for i, value in enumerate(args or ()))
     return Spec(cls, model, checked_params, checked_args, key)
 
 
@@ -362,7 +377,8 @@ def resolve_at(model: Any, kind: ModelKind, key: str, params: Any = None, args: 
     except ValueError as error:
         raise SpecError(join_key(key, "model"), str(error)) from None
     if params is not None and not isinstance(params, Mapping):
-        raise SpecError(join_key(key, "params"), f"expected a mapping of parameters, got {params!r}")
+        raise SpecError(join_key(key, "params"),
+                        f"expected a mapping of parameters, got {params!r}")
     if args is not None and not isinstance(args, (list, tuple)):
         raise SpecError(join_key(key, "args"), f"expected a list of arguments, got {args!r}")
     return cls
@@ -394,6 +410,5 @@ def _value(value: Any, parameter: Parameter, fallback: ModelKind, key: str) -> A
 
 
 __all__ = ["CLASSIFIER", "DATASET", "NESTED_KEYS", "RESOLVERS", "RIVER_OBJECT", "ModelKind",
-           "Parameter", "Spec", "SpecError", "check", "check_param", "join_key", "resolve",
-           "resolve_at",
-           "signature"]
+           "Parameter", "Signature", "Spec", "SpecError", "check", "check_param", "join_key",
+           "resolve", "resolve_at", "signature"]
