@@ -64,11 +64,11 @@ class ModelKind:
     paths, imported when first needed), described to the user as ``what``."""
 
     what: str
-    bases: tuple[str, ...]
+    bases: tuple[str | type, ...]
     nested: "ModelKind | None" = None  # the kind of a nested spec whose parameter says nothing
     refused: tuple[tuple[str, str], ...] = ()  # (base, why): subclasses refused all the same
 
-    def classes(self, bases: tuple[str, ...] | None = None) -> tuple[type, ...]:
+    def classes(self, bases: tuple[str | type, ...] | None = None) -> tuple[type, ...]:
         return tuple(import_object(base) if isinstance(base, str) else base
                      for base in (self.bases if bases is None else bases))
 
