@@ -16,7 +16,8 @@ import itertools
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from foldstream.operators.imports import import_object
+from foldstream.operators.models import DATASET, ModelKind, Parameter, Spec, SpecError, \
+    check_param, join_key, resolve_at, signature
 from foldstream.operators.records import Example, Rejected, plain
 
 # river's task names of the generators that have class labels (river.datasets.base).
@@ -115,22 +116,42 @@ def dataset_stream(dataset: Iterable) -> str:
     return "stream" if cls.__module__ == "builtins" else cls.__name__.lower()
 
 
-def make_generator(model: str, params: Mapping[str, Any] | None, seed: int | None) -> Iterable:
-    """Build ``model(**params)`` with the seed filled in, as :func:`iter_generator` describes."""
-    cls = import_object(model)
-    if not callable(cls):
-        raise ValueError(f"{model!r} is not a class or a function")
-    kwargs = {name: _build_param(name, value, seed, model)
-              for name, value in (params or {}).items()}
-    kwargs = _with_seed(cls, kwargs, seed, model)
-    try:
-        dataset = cls(**kwargs)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"cannot build {model} with params {kwargs!r}: {exc}") from exc
+def make_generator(model: str, params: Mapping[str, Any] | None, seed: int | None,
+                   key: str = "") -> Iterable:
+    """Build ``model(**params)`` with the seed filled in, as :func:`iter_generator` describes.
+
+    Checked first, then built (:mod:`foldstream.operators.models`): ``model`` and every nested
+    ``model`` must be river dataset classes and the parameters of the types their constructor
+    admits; an error is a :class:`~foldstream.operators.models.SpecError` naming its key
+    (relative to ``key``), whatever the constructor raised.
+
+    >>> make_generator("os.system", {}, 1)
+    Traceback (most recent call last):
+    foldstream.operators.models.SpecError: model: 'os.system' is in Python's standard library; expected a river dataset class
+    """
+    dataset = check_generator(model, params, seed, DATASET, key).build()
     _check_task(dataset, model)
     if not isinstance(dataset, Iterable):
         raise ValueError(f"{model} did not build an iterable of (x, y) pairs")
     return dataset
+
+
+def check_generator(model: str, params: Mapping[str, Any] | None, seed: int | None,
+                    kind: ModelKind = DATASET, key: str = "") -> Spec:
+    """The checked :class:`~foldstream.operators.models.Spec` of a generator (nothing called)."""
+    cls = resolve_at(model, kind, key, params)
+    named = signature(cls).named
+    kwargs = {}
+    for name, value in (params or {}).items():
+        where = join_key(key, f"params.{name}")
+        parameter = named.get(name, Parameter(name, None))
+        check_param(parameter, value, where)
+        kwargs[name] = _nested(value, parameter, seed, model, where)
+    try:
+        kwargs = _with_seed(cls, kwargs, seed, model)
+    except ValueError as error:
+        raise SpecError(join_key(key, "seed"), str(error)) from None
+    return Spec(cls, model, kwargs, (), key)
 
 
 def _check_task(dataset: Any, name: str) -> None:
@@ -139,14 +160,15 @@ def _check_task(dataset: Any, name: str) -> None:
         raise ValueError(f"{name} is a {task.lower()} generator; foldstream evaluates classifiers")
 
 
-def _build_param(name: str, value: Any, seed: int | None, model: str) -> Any:
-    if not (isinstance(value, Mapping) and "model" in value):
+def _nested(value: Any, parameter: Parameter, seed: int | None, model: str, key: str) -> Any:
+    if not parameter.takes_spec(value):
         return value
     unknown = set(value) - _NESTED_KEYS
     if unknown:
-        raise ValueError(f"{model}: parameter {name!r} has unknown keys {sorted(unknown)}; "
-                         f"a nested generator takes {sorted(_NESTED_KEYS)}")
-    return make_generator(value["model"], value.get("params"), value.get("seed", seed))
+        raise SpecError(key, f"{model}: parameter {parameter.name!r} has unknown keys "
+                             f"{sorted(unknown)}; a nested generator takes {sorted(_NESTED_KEYS)}")
+    return check_generator(value["model"], value.get("params"), value.get("seed", seed),
+                           parameter.kind(DATASET), key)
 
 
 def _with_seed(cls: Any, kwargs: dict[str, Any], seed: int | None, model: str) -> dict[str, Any]:

@@ -1,8 +1,9 @@
 """The run configuration (docs/method.md §11) as a pydantic model: a bad key fails at start, named.
 
 ``load_config`` reads a YAML file (or the embedded default), applies ``--set dotted.key=value``
-overrides and validates everything, learners included (each is built once, so a wrong dotted
-path or parameter is reported with its key before any data is read).
+overrides and validates everything, learners and generators included (each is checked, then
+built once: :mod:`foldstream.operators.models`), so a wrong dotted path or parameter is reported
+with its key before anything it names is called or any data is read.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from foldstream.operators.windows import ADWIN_DELTA, FADING_ALPHA, PARAMETER_CH
     check_alpha, check_delta
 
 PACKAGE_PREFIX = "package://"
+#: How a validator's message names a key below its own (see :func:`format_errors`).
+SUBKEY = "."
 
 
 def check_unique(names: list[str], what: str) -> None:
@@ -84,11 +87,23 @@ class FileSource(_Strict):
 
 class GeneratorSource(_Strict):
     kind: Literal["generator"]
-    model: str = Field(description="a river.datasets.synth generator by dotted path")
+    model: str = Field(description="a river dataset class by dotted path "
+                                   "(river.datasets.synth.SEA); checked before it is called")
     params: dict[str, Any] = Field(default_factory=dict)
     seed: int | None = 1
     limit: int = Field(ge=1, description="examples to generate")
     stream: str | None = None
+
+    @model_validator(mode="after")
+    def _builds(self) -> "GeneratorSource":
+        from foldstream.connectors.generators import make_generator
+        from foldstream.operators.models import SpecError
+
+        try:  # checked, then built (operators/models.py): a wrong model or parameter fails now
+            make_generator(self.model, self.params, self.seed)
+        except SpecError as error:
+            raise ValueError(f"{SUBKEY}{error}" if error.key else str(error)) from None
+        return self
 
 
 class KafkaSource(_Strict):
@@ -243,7 +258,9 @@ class EvaluationConfig(_Strict):
 
 class LearnerConfig(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$")
-    model: str = Field(description="a river classifier by dotted path")
+    model: str = Field(description="a river classifier class by dotted path; nested `{model: ...}` "
+                                   "values in params/args: a class of what their parameter "
+                                   "expects; all checked before anything is called")
     params: dict[str, Any] = Field(default_factory=dict)
     args: list[Any] = Field(default_factory=list, description="positional arguments (e.g. pipeline steps)")
     lags: int = Field(0, ge=0, description="previous labels added as features (temporal wrapper)")
@@ -254,9 +271,14 @@ class LearnerConfig(_Strict):
     @model_validator(mode="after")
     def _builds(self) -> "LearnerConfig":
         from foldstream.operators.learners import build_model, check_classifier
+        from foldstream.operators.models import SpecError
 
+        try:  # checked, then built (operators/models.py): nothing unchecked is called
+            model = build_model(self.model, self.params, self.args)
+        except SpecError as error:
+            raise ValueError(f"{SUBKEY}{error}" if error.key else str(error)) from None
         try:
-            check_classifier(build_model(self.model, self.params, self.args))
+            check_classifier(model)
         except ValueError as error:
             raise ValueError(f"model {self.model}: {error}") from None
         return self
@@ -521,10 +543,15 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
 
 
 def format_errors(error: ValidationError) -> str:
+    """One line per error, ``key: message``; a message starting with :data:`SUBKEY` names a
+    key below the one that failed (``learners.1`` + ``.params.grace_period: ...``)."""
     lines = []
     for item in error.errors():
         key = ".".join(str(p) for p in item["loc"] if not str(p).startswith(("function-", "tagged-union")))
         message = item["msg"].removeprefix("Value error, ")
+        if message.startswith(SUBKEY):
+            sub, _, message = message[len(SUBKEY):].partition(": ")
+            key = f"{key}.{sub}" if key else sub
         if key and message.startswith(key.split(".")[0] + "."):  # it names its key already
             lines.append(f"  {message}")
             continue

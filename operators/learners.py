@@ -6,7 +6,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
-from foldstream.operators.imports import import_object
+from foldstream.operators.models import CLASSIFIER, check
 from foldstream.operators.weights import derive_seed
 from foldstream.operators.delay import ARRIVAL, LABEL, DelayFoldBatch, DelayPredictionBatch
 from foldstream.operators.records import FoldBatch, Label, PredictionBatch, error_text
@@ -15,58 +15,20 @@ from foldstream.operators.records import FoldBatch, Label, PredictionBatch, erro
 def build_model(model: str, params: dict[str, Any] | None = None, args: list[Any] | None = None):
     """Instantiate a model from its dotted path; nested ``{"model": ...}`` values are built too.
 
+    Everything is checked first (:func:`foldstream.operators.models.check`: the classes are of
+    the kind their key promises, the values of the types their parameters admit), then built;
+    any error is a :class:`~foldstream.operators.models.SpecError` naming its key.
+
     >>> pipeline = build_model("river.compose.Pipeline", args=[
     ...     {"model": "river.preprocessing.StandardScaler"},
     ...     {"model": "river.linear_model.LogisticRegression", "params": {"l2": 0.1}}])
     >>> [type(step).__name__ for step in pipeline.steps.values()], pipeline["LogisticRegression"].l2
     (['StandardScaler', 'LogisticRegression'], 0.1)
-    """
-
-    def build(value: Any) -> Any:
-        if isinstance(value, dict) and "model" in value:
-            return build_model(value["model"], value.get("params"), value.get("args"))
-        if isinstance(value, list):
-            return [build(v) for v in value]
-        return value
-
-    factory = import_object(model)
-    check_params(factory, params or {})
-    built_args = [build(a) for a in args or []]
-    built_params = {k: build(v) for k, v in (params or {}).items()}
-    try:
-        return factory(*built_args, **built_params)
-    except TypeError as error:
-        raise ValueError(f"cannot build {model} with these parameters: {error}") from None
-
-
-def check_params(factory: Any, params: dict[str, Any]) -> None:
-    """Refuse a parameter whose type cannot be what the constructor's default says.
-
-    river builds most models without checking their parameters, so ``grace_period: abc``
-    would only fail at the first example. The rule: a parameter whose default is a number
-    takes no text and no boolean; one whose default is a boolean takes no text.
-
-    >>> from river.tree import HoeffdingTreeClassifier
-    >>> check_params(HoeffdingTreeClassifier, {"grace_period": "abc"})
+    >>> build_model("river.tree.HoeffdingTreeClassifier", {"grace_period": "abc"})
     Traceback (most recent call last):
-    ValueError: params.grace_period: expected a number (its default is 200), got 'abc'
+    foldstream.operators.models.SpecError: params.grace_period: expected a number, got a text: 'abc'
     """
-    try:
-        signature = inspect.signature(factory)
-    except (TypeError, ValueError):
-        return
-    for name, value in params.items():
-        parameter = signature.parameters.get(name)
-        default = None if parameter is None else parameter.default
-        if isinstance(default, bool):
-            wrong, expected = isinstance(value, str), "true or false"
-        elif isinstance(default, (int, float)):
-            wrong, expected = isinstance(value, (str, bool)), "a number"
-        else:
-            continue
-        if wrong:
-            raise ValueError(f"params.{name}: expected {expected} (its default is {default!r}), "
-                             f"got {value!r}")
+    return check(model, params, args, CLASSIFIER).build()
 
 
 def takes_weight(model: Any) -> bool:
@@ -90,7 +52,8 @@ def lag_features(lags: tuple[Label, ...]) -> dict[str, float]:
 
 def check_classifier(model: Any) -> None:
     """Raise ``ValueError`` unless ``model`` has what a learner task calls: ``predict_one``,
-    ``learn_one`` and ``clone``.
+    ``learn_one`` and a ``clone`` that works (every fold trains a clone: one that fails is
+    refused at start, not at the first task).
 
     >>> check_classifier(object())
     Traceback (most recent call last):
@@ -99,11 +62,19 @@ def check_classifier(model: Any) -> None:
     for method in ("predict_one", "learn_one", "clone"):
         if not callable(getattr(model, method, None)):
             raise ValueError(f"{type(model).__name__} has no {method}(): not a river classifier")
+    from river.compose import Pipeline
     from river.utils.inspect import isclassifier, isregressor
 
     if isregressor(model) and not isclassifier(model):
         raise ValueError(f"{type(model).__name__} is a regressor: it predicts numbers, and "
                          f"foldstream evaluates classifiers")
+    if isinstance(model, Pipeline) and not isclassifier(model):
+        raise ValueError("the pipeline does not end with a classifier")
+    try:
+        model.clone()
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - any failure, named
+        raise ValueError(f"{type(model).__name__}.clone() failed, and every fold trains a "
+                         f"clone: {type(exc).__name__}: {exc}") from None
 
 
 @dataclass

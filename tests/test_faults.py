@@ -182,14 +182,14 @@ def test_one_label_in_two_types_is_rejected_naming_both(tmp_path):
 
 
 def test_learner_parameters_are_checked_at_start(capsys):
-    with pytest.raises(ConfigError, match=r"learners\.0: .*params\.grace_period"):
+    with pytest.raises(ConfigError, match=r"learners\.0\.params\.grace_period: "):
         load_config(None, ["learners.0.params={grace_period: abc}"])
     assert cli.main(["validate", "--set", "learners.0.params={grace_period: abc}"]) == 2
     assert "params.grace_period" in capsys.readouterr().err
 
 
 def test_a_regressor_is_refused_at_start():
-    with pytest.raises(ConfigError, match=r"learners\.0: .*LinearRegression is a regressor"):
+    with pytest.raises(ConfigError, match=r"learners\.0\.model: .*LinearRegression.* is a regressor"):
         load_config(None, ["learners.0.model=river.linear_model.LinearRegression"])
 
 
