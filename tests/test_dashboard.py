@@ -581,8 +581,8 @@ def test_the_dashboard_refuses_a_foreign_host_and_sends_a_content_security_polic
         server.stop()
 
 
-def test_a_bad_allow_host_is_refused_at_start(run_file, capsys):
-    assert cli.main(["dashboard", str(run_file), "--allow-host", "a/b"]) == 2
+def test_a_bad_allow_host_is_refused_at_start(tmp_path, capsys):
+    assert cli.main(["dashboard", str(tmp_path / "m.jsonl"), "--allow-host", "a/b"]) == 2
     assert "--allow-host 'a/b'" in capsys.readouterr().err
 
 
