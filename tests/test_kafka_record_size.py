@@ -113,6 +113,28 @@ def test_a_following_reader_gives_the_record_when_its_last_part_arrives(tmp_path
     batches.close()
 
 
+@pytest.mark.parametrize("name", ["raw.jsonl", "raw.jsonl.gz"])
+def test_results_from_a_saved_topic_put_parts_together_and_count_an_incomplete_one(tmp_path,
+                                                                                   name):
+    import gzip
+
+    from foldstream.job.api import Results
+
+    text = dumps({"schema": 1, "type": "alarm", "stream": "a", "position": 5,
+                  "learner": "é\"" * 2000, "fold": 0, "detector": "adwin", "quantity": "loss"})
+    parts = _parts(text)  # a record of the schema (Results validates each)
+    path = tmp_path / name
+    content = "\n".join(parts + parts[:1]) + "\n"  # the last record's parts end too soon
+    if name.endswith(".gz"):
+        with gzip.open(path, "wt", encoding="utf-8") as handle:
+            handle.write(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    results = Results.from_jsonl(path)
+    assert results.skipped == 1 and len(results.records) == 1
+    assert dumps(results.records[0]) == dumps(json.loads(text))
+
+
 # ------------------------------------------------------------------- Flink + Kafka, end to end
 #: 100 classes times 120 folds: ``measures`` and ``summary`` records of about 77 kB, over a
 #: producer limit of 70,000 bytes (the least the dead-letter rule of the configuration allows).
