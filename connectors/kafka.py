@@ -230,3 +230,75 @@ def read_topic(bootstrap: str | Sequence[str], topic: str, timeout_s: float = 30
         for part, off, k, v in got[p]:
             out.append((part, off, k, v) if with_offsets else (k, v))
     return out
+
+
+def topic_max_message_bytes(bootstrap: str | Sequence[str], topic: str,
+                            timeout_s: float = 5.0) -> int | None:
+    """The topic's ``max.message.bytes`` as the broker reports it (its own setting or the
+    broker's default), or ``None`` when the broker does not tell (no ``DescribeConfigs``, no
+    such entry, no permission: Tansu answers with no entries)."""
+    from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
+
+    admin = None
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=_servers(bootstrap),
+                                 client_id=f"{_CLIENT_ID}-admin",
+                                 request_timeout_ms=max(500, int(timeout_s * 1000)))
+        answer = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
+        return _find_config(answer, "max.message.bytes")
+    except Exception:  # an answer we cannot read is no answer: the producer's limit stands
+        return None
+    finally:
+        if admin is not None:
+            try:
+                admin.close()
+            except Exception:
+                pass
+
+
+def _find_config(answer: Any, name: str) -> int | None:
+    """The integer value of config ``name`` anywhere in a ``describe_configs`` answer, whose
+    shape differs between kafka-python versions (response objects, or nested dicts).
+
+    >>> _find_config({"topic": {"t": {"max.message.bytes": "2000"}}}, "max.message.bytes")
+    2000
+    >>> _find_config({"topic": {"t": {}}}, "max.message.bytes") is None
+    True
+    """
+    if isinstance(answer, dict):
+        if name in answer:
+            value = answer[name]
+            value = value.get("value", value) if isinstance(value, dict) else value
+            try:
+                return int(value)
+            except (TypeError, ValueError):
+                return None
+        items = answer.values()
+    elif isinstance(answer, (list, tuple)):
+        if len(answer) >= 2 and answer[0] == name and isinstance(answer[1], (str, int)):
+            try:  # a config entry tuple: (name, value, read_only, ...)
+                return int(answer[1])
+            except ValueError:
+                return None
+        items = answer
+    elif hasattr(answer, "to_object"):
+        items = [answer.to_object()]
+    elif hasattr(answer, "resources"):
+        items = [answer.resources]
+    else:
+        return None
+    for item in items:
+        found = _find_config(item, name)
+        if found is not None:
+            return found
+    return None
+
+
+def message_limit(bootstrap: str | Sequence[str], topic: str, properties: dict[str, Any],
+                  default_request_bytes: int, timeout_s: float = 5.0) -> int:
+    """The largest message (key, value and overhead) a producer with these ``properties`` can
+    write to ``topic``: its ``max.request.size`` (``default_request_bytes`` when not set), or
+    the topic's ``max.message.bytes`` when the broker reports a smaller one."""
+    limit = int(properties.get("max.request.size", default_request_bytes))
+    broker = topic_max_message_bytes(bootstrap, topic, timeout_s)
+    return limit if broker is None else min(limit, broker)

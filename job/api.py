@@ -708,16 +708,24 @@ def _read_lines(path) -> tuple[list[Any], int]:
         with open(text, "rb") as handle:
             gzipped = handle.read(2) == b"\x1f\x8b"
         if gzipped:
-            decoded, skipped = [], 0
+            from foldstream.connectors.parts import Assembler
+
+            decoded, skipped, parts = [], 0, Assembler()
             with gzip.open(text, "rb") as handle:
-                for line in handle:
+                for number, line in enumerate(handle, 1):
                     if not line.strip():
                         continue
                     try:
-                        decoded.append(json.loads(line))
+                        record = json.loads(line)
+                        if Assembler.is_part(record):  # a topic's messages, saved as they came
+                            whole = parts.take(record, f"{text}:{number}")
+                            if whole is None:
+                                continue
+                            record = json.loads(whole)
+                        decoded.append(record)
                     except ValueError:
                         skipped += 1
-            return decoded, skipped
+            return decoded, skipped + len(parts.incomplete())
     reader = RecordReader(text)
     decoded = list(reader)
     return decoded, reader.skipped

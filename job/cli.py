@@ -97,6 +97,9 @@ def _parser() -> argparse.ArgumentParser:
     dashboard.add_argument("--history", type=int, default=DEFAULT_HISTORY, metavar="N",
                            help=f"the most points kept per curve; older ones are thinned "
                                 f"(default: {DEFAULT_HISTORY})")
+    dashboard.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                           help="also answer requests for this host name (NAME or NAME:PORT; "
+                                "repeatable): others are refused, against DNS rebinding")
     dashboard.add_argument("--interval", type=float, default=dash.DEFAULT_INTERVAL,
                            metavar="SECONDS", help=f"how often to look for new records "
                                                    f"(default: {dash.DEFAULT_INTERVAL})")

@@ -74,13 +74,15 @@ def _free_port() -> int:
 class Dashboard:
     """``foldstream dashboard`` in a process of its own, on a free port."""
 
-    def __init__(self, *sources: str, history: int | None = None, cwd: Path | None = None):
+    def __init__(self, *sources: str, history: int | None = None, cwd: Path | None = None,
+                 args: tuple[str, ...] = ()):
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         command = [sys.executable, "-m", "foldstream.job.cli", "dashboard", *sources,
                    "--port", str(self.port), "--interval", "0.1"]
         if history is not None:
             command += ["--history", str(history)]
+        command += list(args)
         self.proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      text=True, cwd=cwd)
         deadline = time.monotonic() + 30
@@ -536,3 +538,80 @@ def test_dashboard_command_says_when_the_port_is_taken(tmp_path):
     assert proc.returncode == 2
     assert f"error: could not listen on 127.0.0.1:{port}" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# ------------------------------------------------------------ Host check and CSP (issue 18)
+def _get(port: int, path: str, host: str | None) -> tuple[int, dict[str, str], bytes]:
+    """A GET with this ``Host`` header (``None``: none at all), as a rebinding page's is."""
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        connection.putrequest("GET", path, skip_host=True)
+        if host is not None:
+            connection.putheader("Host", host)
+        connection.endheaders()
+        response = connection.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+    finally:
+        connection.close()
+
+
+@pytest.mark.slow  # a process of its own
+def test_the_dashboard_refuses_a_foreign_host_and_sends_a_content_security_policy(run_file):
+    server = Dashboard(str(run_file), args=("--allow-host", "dash.example.org"))
+    try:
+        port = server.port
+        for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}",
+                     "dash.example.org", "DASH.example.org:443"):
+            for path in ("/", "/api/overview", "/static/dashboard.js"):
+                status, headers, _ = _get(port, path, host)
+                assert status == 200, (host, path)
+                assert "script-src 'self'" in headers["content-security-policy"]
+                assert "unsafe-inline" not in headers["content-security-policy"]
+        assert _get(port, "/api/overview", None)[0] == 400  # HTTP/1.1 needs a Host (uvicorn)
+        for host in (f"rebound.example:{port}", "rebound.example", f"localhost:{port + 1}",
+                     f"127.0.0.1.rebound.example:{port}", ""):
+            for path in ("/", "/api/overview", "/events", "/static/dashboard.js", "/healthz"):
+                status, headers, body = _get(port, path, host)
+                assert status == 421, (host, path)
+                assert b"--allow-host" in body and b"records" not in body
+                assert "content-security-policy" in headers
+    finally:
+        server.stop()
+
+
+def test_a_bad_allow_host_is_refused_at_start(tmp_path, capsys):
+    assert cli.main(["dashboard", str(tmp_path / "m.jsonl"), "--allow-host", "a/b"]) == 2
+    assert "--allow-host 'a/b'" in capsys.readouterr().err
+
+
+def test_the_page_draws_with_no_content_security_policy_violation(browser, run_file):
+    server = Dashboard(str(run_file))
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    messages: list[str] = []
+    page.on("console", lambda m: messages.append(f"{m.type}: {m.text}"))
+    page.on("pageerror", lambda e: messages.append(f"pageerror: {e}"))
+    page.add_init_script("""window.__violations = [];
+        document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(
+            e.violatedDirective + ' ' + e.blockedURI + ' ' + (e.sourceFile || '') + ':' +
+            e.lineNumber));""")
+    try:
+        response = page.goto(f"{server.url}/?measure=kappa_m")
+        assert "script-src 'self'" in response.headers["content-security-policy"]
+        page.wait_for_function(
+            "() => { const d = window.foldstreamDashboard; return d && d.charts.measure"
+            " && d.meta && d.meta.summary && d.overview"
+            " && d.charts.measure.data[1].filter(v => v !== null).length === 20 }",
+            timeout=15000)
+        page.select_option("#measure", "accuracy")  # redraws, new event stream
+        page.wait_for_function("() => window.foldstreamDashboard.measure === 'accuracy'")
+        page.wait_for_timeout(500)
+        assert page.evaluate("window.__violations") == []
+        assert [m for m in messages if "Content Security Policy" in m or
+                m.startswith(("error", "pageerror"))] == []
+        swatches = page.query_selector_all("#legend-measure .swatch")  # coloured all the same
+        assert swatches and all(s.evaluate("e => e.style.background") for s in swatches)
+    finally:
+        page.close()
+        server.stop()

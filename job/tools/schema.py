@@ -7,7 +7,9 @@ and the offending field.
 
 :class:`RecordReader` reads records back from a JSON Lines file or a Kafka topic, once to the
 end or following it as it grows; ``foldstream plot`` and ``foldstream watch`` both read through
-it. A source is written as a path or as ``kafka://HOST:PORT[,HOST:PORT...]/TOPIC``.
+it. A source is written as a path or as ``kafka://HOST:PORT[,HOST:PORT...]/TOPIC``. A record
+that a Kafka sink wrote in ``part`` records (larger than a message may be) comes out of it whole,
+and one whose parts did not all come is skipped with a message, never silently.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from foldstream.connectors.parts import Assembler
 from foldstream.operators.records import Record
 
 
@@ -48,7 +51,9 @@ def load_schema() -> dict[str, Any]:
     dict
         A draft 2020-12 schema: a ``oneOf`` over ``$defs/<type>`` for the record types
         ``measures``, ``comparison``, ``verdict``, ``ranking``, ``alarm``, ``learner_error``,
-        ``rejected`` and ``summary``.
+        ``rejected`` and ``summary``, and ``part``: on Kafka, a slice of a record too large
+        for one message (:mod:`foldstream.connectors.parts`), which :class:`RecordReader`
+        puts together again.
 
     Examples
     --------
@@ -56,7 +61,7 @@ def load_schema() -> dict[str, Any]:
     >>> schema["$schema"]
     'https://json-schema.org/draft/2020-12/schema'
     >>> sorted(ref["$ref"].split("/")[-1] for ref in schema["oneOf"])
-    ['alarm', 'comparison', 'learner_error', 'measures', 'ranking', 'rejected', 'summary', 'verdict']
+    ['alarm', 'comparison', 'learner_error', 'measures', 'part', 'ranking', 'rejected', 'summary', 'verdict']
     """
     return json.loads(_schema_text())
 
@@ -258,6 +263,7 @@ class RecordReader:
         self.on_skip = on_skip
         self.check = check
         self.skipped = 0
+        self._parts = Assembler()
 
     def __iter__(self) -> Iterator[Record]:
         for batch in self.batches():
@@ -266,9 +272,13 @@ class RecordReader:
     def batches(self) -> Iterator[list[Record]]:
         """Yield lists of records as they come; when following, an empty list whenever there
         is nothing new, so that a display can refresh between records."""
-        if self.source.is_kafka:
-            return self._kafka_batches()
-        return self._file_batches()
+        inner = self._kafka_batches() if self.source.is_kafka else self._file_batches()
+        return self._then_incomplete(inner)
+
+    def _then_incomplete(self, inner: Iterator[list[Record]]) -> Iterator[list[Record]]:
+        yield from inner
+        for message in self._parts.incomplete():  # the input ended before their last part
+            self._skip(f"left out: {message}")
 
     # -- decoding
     def _decode(self, raw: bytes | str | None, where: str) -> Record | None:
@@ -280,6 +290,15 @@ class RecordReader:
             return self._skip(f"{where}: not JSON ({error})")
         if not isinstance(record, dict):
             return self._skip(f"{where}: not a JSON object")
+        if Assembler.is_part(record):  # a record too large for one Kafka message, in parts
+            try:
+                text = self._parts.take(record, where)
+            except ValueError as error:
+                return self._skip(f"{where}: {error}")
+            finally:
+                for message in self._parts.evicted():
+                    self._skip(f"left out: {message}")
+            return None if text is None else self._decode(text, where)
         if self.check:
             try:
                 check_shape(record)

@@ -939,19 +939,33 @@ def deliver(tagged: Iterable[str], emit, dead_letter, on_progress=None,
 
 def to_kafka(env, config: Config, records, dead_letters) -> None:
     """Attach Kafka sinks: records to ``sink.topic``, rejected input to ``sink.dead_letter_topic``,
-    each message keyed by its record's stream."""
+    each message keyed by its record's stream. A record larger than the topic's message limit
+    (:func:`foldstream.connectors.kafka.message_limit`, found here at start) is written in
+    ``part`` records that readers put together again (:mod:`foldstream.connectors.parts`):
+    the producer would refuse it, and that failed the whole job."""
+    from foldstream.connectors.kafka import message_limit
+    from foldstream.connectors.parts import check_limit, kafka_messages
+    from foldstream.job.config import KAFKA_MAX_REQUEST_BYTES, ConfigError
     from foldstream.job.engines.flink.env import KEYED_TYPE, kafka_sink
 
     sink = config.sink
     guarantee = sink.delivery_guarantee
     prefix = f"foldstream-{sink.topic}" if guarantee == "exactly-once" else None
 
-    def keyed(text: str) -> Row:
-        record = json.loads(text)
-        return Row(record.get("stream") or "", text)
-
     for stream, topic in ((records, sink.topic), (dead_letters, sink.dead_letter_topic)):
-        kafka_sink(env, stream.map(keyed, output_type=KEYED_TYPE), sink.bootstrap_servers, topic,
-                   delivery_guarantee=guarantee,
+        limit = message_limit(sink.bootstrap_servers, topic, sink.properties,
+                              KAFKA_MAX_REQUEST_BYTES, PREFLIGHT_TIMEOUT_S)
+        try:
+            check_limit(limit)
+        except ValueError as error:
+            raise ConfigError(f"sink.properties.max.request.size (topic {topic}): "
+                              f"{error}") from None
+
+        def messages(text: str, limit: int = limit) -> Iterator[Row]:
+            for key, value in kafka_messages(text, limit):
+                yield Row(key, value)
+
+        kafka_sink(env, stream.flat_map(messages, output_type=KEYED_TYPE),
+                   sink.bootstrap_servers, topic, delivery_guarantee=guarantee,
                    transactional_id_prefix=f"{prefix}-{topic}" if prefix else None,
                    properties=sink.properties)

@@ -20,6 +20,9 @@ Routes:
     the same as JSON, once (scripts, tests);
 ``/healthz``
     ``ok``, for the compose stack's health check.
+
+Every route answers only requests whose ``Host`` names the dashboard, and every answer carries a
+Content-Security-Policy (:mod:`.guard`: why, and what is allowed).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from importlib import resources
 from typing import Any
 
 from foldstream.job.tools.dashboard import DEFAULT_HOST, DEFAULT_INTERVAL, DEFAULT_PORT
+from foldstream.job.tools.dashboard.guard import HostGuard, HostPolicy
 from foldstream.job.tools.dashboard.state import DEFAULT_HISTORY, MIN_HISTORY, Cursor, \
     DashboardState
 from foldstream.job.tools.schema import RecordReader, RecordSource
@@ -148,7 +152,8 @@ def _event(name: str, value: Any) -> str:
 
 def create_app(sources: Sequence[str], *, history: int = DEFAULT_HISTORY,
                interval: float = DEFAULT_INTERVAL, state: DashboardState | None = None,
-               read: bool = True, closing: Callable[[], bool] = lambda: False):
+               read: bool = True, closing: Callable[[], bool] = lambda: False,
+               hosts: HostPolicy | None = None):
     """The Starlette application of the dashboard of ``sources``.
 
     Parameters
@@ -166,6 +171,9 @@ def create_app(sources: Sequence[str], *, history: int = DEFAULT_HISTORY,
     closing : callable
         True once the server shuts down: open event streams then end (within
         :data:`OVERVIEW_EVERY_S`), so that a page left open does not hold the shutdown.
+    hosts : HostPolicy, optional
+        The ``Host`` names answered; by default the loopback names on any port
+        (:meth:`.guard.HostPolicy.loopback`).
 
     Returns
     -------
@@ -175,6 +183,7 @@ def create_app(sources: Sequence[str], *, history: int = DEFAULT_HISTORY,
         ``app.state.stop`` (set it to stop the reader threads).
     """
     from starlette.applications import Starlette
+    from starlette.middleware import Middleware
     from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, \
         StreamingResponse
     from starlette.routing import Mount, Route
@@ -258,7 +267,8 @@ def create_app(sources: Sequence[str], *, history: int = DEFAULT_HISTORY,
         Route("/api/overview", overview),
         Route("/api/stream", stream),
         Mount("/static", app=StaticFiles(directory=str(static)), name="static"),
-    ], lifespan=lifespan)
+    ], lifespan=lifespan,
+        middleware=[Middleware(HostGuard, policy=hosts or HostPolicy.loopback())])
     app.state.dashboard = state
     app.state.hub = hub
     app.state.stop = stop
@@ -266,12 +276,15 @@ def create_app(sources: Sequence[str], *, history: int = DEFAULT_HISTORY,
 
 
 def serve(sources: Sequence[str], *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
-          history: int = DEFAULT_HISTORY, interval: float = DEFAULT_INTERVAL) -> None:
-    """Serve the dashboard of ``sources`` on ``http://host:port`` until Ctrl-C."""
+          history: int = DEFAULT_HISTORY, interval: float = DEFAULT_INTERVAL,
+          allow_hosts: Sequence[str] = ()) -> None:
+    """Serve the dashboard of ``sources`` on ``http://host:port`` until Ctrl-C, answering the
+    ``Host`` names of :meth:`.guard.HostPolicy.for_server` (``allow_hosts``: more names)."""
     import uvicorn
 
     server = None
-    app = create_app(sources, history=history, interval=interval,
+    hosts = HostPolicy.for_server(host, port, allow_hosts)
+    app = create_app(sources, history=history, interval=interval, hosts=hosts,
                      closing=lambda: server is not None and server.should_exit)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                             timeout_graceful_shutdown=SHUTDOWN_S, access_log=False)
@@ -279,6 +292,9 @@ def serve(sources: Sequence[str], *, host: str = DEFAULT_HOST, port: int = DEFAU
     shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
     print(f"foldstream dashboard of {', '.join(sources)} on http://{shown}:{port} "
           f"(Ctrl-C to stop)", file=sys.stderr, flush=True)
+    if host in ("0.0.0.0", "::", ""):
+        print("  it answers to localhost and to the names of --allow-host only: from another "
+              "machine, give the name or address you open it by", file=sys.stderr, flush=True)
     try:
         server.run()
     except SystemExit:  # uvicorn exits when it cannot bind; it has logged why
@@ -303,7 +319,8 @@ def check_sources(sources: Sequence[str]) -> None:
 
 
 def main(args) -> int:
-    """``foldstream dashboard SOURCE [SOURCE ...] [--host H] [--port P] [--history N]``."""
+    """``foldstream dashboard SOURCE [SOURCE ...] [--host H] [--port P] [--history N]
+    [--allow-host NAME ...]``."""
     from foldstream.connectors.kafka import KafkaUnavailable
     from foldstream.job import exitcodes
 
@@ -311,9 +328,11 @@ def main(args) -> int:
         print(f"error: --history {args.history}: at least {MIN_HISTORY} points", file=sys.stderr)
         return exitcodes.UNUSABLE
     try:
+        allow = getattr(args, "allow_host", None) or ()
+        HostPolicy.for_server(args.host, args.port, allow)  # a bad --allow-host: at once
         check_sources(args.sources)
         serve(args.sources, host=args.host, port=args.port, history=args.history,
-              interval=args.interval)
+              interval=args.interval, allow_hosts=allow)
     except (OSError, ValueError, KafkaUnavailable) as error:
         print(f"error: {error}", file=sys.stderr)
         return exitcodes.UNUSABLE

@@ -297,10 +297,17 @@
   }
 
   function legend(name, items) {
-    $("legend-" + name).innerHTML = items.map((it) =>
-      `<span class="item"><span class="swatch${it.dashed ? " dashed" : ""}" ` +
-      `style="background:${it.color};border-color:${it.color}"></span>${esc(it.label)}` +
+    const box = $("legend-" + name);
+    box.innerHTML = items.map((it) =>
+      `<span class="item"><span class="swatch${it.dashed ? " dashed" : ""}"></span>` +
+      esc(it.label) +
       (it.value ? ` <span class="value">${esc(it.value)}</span>` : "") + `</span>`).join("");
+    // Colours set through the DOM, not in a style attribute: the Content-Security-Policy
+    // allows no inline style.
+    box.querySelectorAll(".swatch").forEach((swatch, i) => {
+      swatch.style.background = items[i].color;
+      swatch.style.borderColor = items[i].color;
+    });
   }
 
   function lastDefined(values, upTo) {
