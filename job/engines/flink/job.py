@@ -101,7 +101,7 @@ def encode_item(item: Example | LabelOnly | Rejected) -> tuple[str, str]:
     """A source item as ``(stream, JSON text)`` (the client ships file and generator input this way).
 
     >>> decode_item(encode_item(LabelOnly("s", 7, "u", "f.jsonl:3", simulated=True))[1])
-    LabelOnly(stream='s', key=7, y='u', location='f.jsonl:3', simulated=True)
+    LabelOnly(stream='s', key=7, y='u', location='f.jsonl:3', simulated=True, not_example=None)
     """
     if isinstance(item, Rejected):
         return item.stream or "", json.dumps(
@@ -109,7 +109,8 @@ def encode_item(item: Example | LabelOnly | Rejected) -> tuple[str, str]:
             ensure_ascii=False)
     if isinstance(item, LabelOnly):
         return item.stream, json.dumps({"t": "l", "s": item.stream, "y": item.y, "k": item.key,
-                                        "l": item.location, "sim": item.simulated},
+                                        "l": item.location, "sim": item.simulated,
+                                        "u": item.not_example},
                                        ensure_ascii=False)
     return item.stream, json.dumps({"t": "e", "s": item.stream, "x": item.x, "y": item.y,
                                     "k": item.key, "l": item.location}, ensure_ascii=False)
@@ -120,7 +121,7 @@ def decode_item(text: str) -> Example | LabelOnly | Rejected:
     if d["t"] == "r":
         return Rejected(d["s"], d["reason"], d["raw"], d["l"])
     if d["t"] == "l":
-        return LabelOnly(d["s"], d["k"], d["y"], d["l"], d["sim"])
+        return LabelOnly(d["s"], d["k"], d["y"], d["l"], d["sim"], d["u"])
     return Example(d["s"], d["x"], d["y"], d["k"], d["l"])
 
 
