@@ -87,6 +87,7 @@ class StreamEnd:
     rejected: int
     started: float
     position: int | None = None
+    classes: list | None = None  # the stream's labels, for the summary's positive_class_not_seen
 
 
 # ----------------------------------------------------------------------------- items in transit
@@ -271,7 +272,8 @@ class FanOutFunction(_KeyedStateFunction):
             yield from self._fan_out(head, head.flush(final=True))
             if head.stream:  # "": the messages rejected for their key, no stream
                 yield STREAM_ENDS, StreamEnd(head.stream, head.read, head.rejected, head.started,
-                                             head.position if head.delay is not None else None)
+                                             head.position if head.delay is not None else None,
+                                             list((head.delay or head.fanout).classes))
         else:  # a quiet unbounded stream still reports what it has
             yield from self._fan_out(head, head.flush(final=False))
             if timestamp == getattr(head, "flush_due", timestamp):  # the current chain
@@ -395,7 +397,9 @@ class AggregatorFunction(_KeyedStateFunction):
             end, agg = state.end, state.aggregator
             position = end.read - end.rejected if end.position is None else end.position
             yield dumps(summary_record(end.stream, position, end.read, end.rejected,
-                                       time.time() - end.started, agg.final_measures()))
+                                       time.time() - end.started, agg.final_measures(),
+                                       positive_class=self.plans.evaluation.positive,
+                                       classes=end.classes))
             state.summarized = True
         self.state.update(state)
 
