@@ -27,8 +27,10 @@ All state is plain picklable Python, as elsewhere.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import json
+from array import array
 from collections import OrderedDict, deque
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
@@ -37,7 +39,7 @@ import numpy as np
 
 from foldstream.operators.fanout import FanOutPlan, check_label_type
 from foldstream.operators.records import Example, Label, Rejected
-from foldstream.operators.weights import fold_weights, key_codes
+from foldstream.operators.weights import fold_weights, key_code
 
 MAX_PENDING = 100_000
 """Default ``evaluation.delay.max_pending``: examples of a stream that may wait for labels."""
@@ -125,9 +127,9 @@ class DoneKeys:
     keys: what tells an ``already labelled`` and an ``expired`` label from an ``unknown`` one
     (docs/method.md §13).
 
-    A key is stored as its 64-bit code (:func:`~foldstream.operators.weights.key_codes`: an
+    A key is stored as its 64-bit code (:func:`~foldstream.operators.weights.key_code`: an
     integer key as itself modulo 2**64, so exactly; a text key by a 64-bit hash) with one byte
-    of state, in two sorted numpy arrays: 9 bytes per key, plus a dict of the most recent keys
+    of state, in two sorted arrays: 9 bytes per key, plus a dict of the most recent keys
     (at most 65,536) merged into the arrays when it fills. A text key never seen is taken for a
     done one only if its hash equals one of the ``n`` done keys' codes: probability ``n / 2**64``
     (below 1e-9 for 10 billion keys). Plain picklable state, as every stage's.
@@ -142,8 +144,9 @@ class DoneKeys:
     _MERGE_MIN, _MERGE_MAX = 4096, 65536
 
     def __init__(self):
-        self._codes = np.empty(0, dtype=np.uint64)  # sorted
-        self._states = np.empty(0, dtype=np.uint8)
+        # array.array, not numpy: bisect searches it at C speed without a numpy call per key
+        self._codes = array("Q")  # sorted
+        self._states = array("B")
         self._recent: dict[int, int] = {}  # code -> state, for codes not in the arrays
 
     def __len__(self) -> int:
@@ -152,19 +155,19 @@ class DoneKeys:
     @property
     def nbytes(self) -> int:
         """The bytes of the arrays (the recent keys' dict aside)."""
-        return self._codes.nbytes + self._states.nbytes
+        return len(self._codes) * self._codes.itemsize + len(self._states)
 
     def get(self, key: int | str) -> int:
         """The state of ``key``: :attr:`LABELLED`, :attr:`EXPIRED`, or 0 (never done)."""
-        code = _code(key)
+        code = key_code(key)
         state = self._recent.get(code)
         if state is not None:
             return state
         i = self._find(code)
-        return 0 if i < 0 else int(self._states[i])
+        return 0 if i < 0 else self._states[i]
 
     def set(self, key: int | str, state: int) -> None:
-        code = _code(key)
+        code = key_code(key)
         if code not in self._recent:
             i = self._find(code)
             if i >= 0:
@@ -176,21 +179,22 @@ class DoneKeys:
 
     def _find(self, code: int) -> int:
         codes = self._codes
-        i = int(np.searchsorted(codes, np.uint64(code)))
-        return i if i < len(codes) and int(codes[i]) == code else -1
+        i = bisect.bisect_left(codes, code)
+        return i if i < len(codes) and codes[i] == code else -1
 
     def _merge(self) -> None:
         recent = sorted(self._recent.items())
-        new = np.array([code for code, _ in recent], dtype=np.uint64)
-        at = np.searchsorted(self._codes, new)
-        self._codes = np.insert(self._codes, at, new)
-        self._states = np.insert(self._states, at,
-                                 np.array([state for _, state in recent], dtype=np.uint8))
+        new = np.fromiter((code for code, _ in recent), dtype=np.uint64, count=len(recent))
+        codes = np.frombuffer(self._codes, dtype=np.uint64)
+        at = np.searchsorted(codes, new)
+        merged = np.insert(codes, at, new)
+        states = np.insert(np.frombuffer(self._states, dtype=np.uint8), at,
+                           np.fromiter((state for _, state in recent), dtype=np.uint8,
+                                       count=len(recent)))
+        self._codes, self._states = array("Q"), array("B")
+        self._codes.frombytes(merged.tobytes())
+        self._states.frombytes(states.tobytes())
         self._recent = {}
-
-
-def _code(key: int | str) -> int:
-    return int(key_codes([key])[0])
 
 
 class _Held:

@@ -325,7 +325,7 @@ def test_labels_beyond_max_pending_keys_get_their_true_reason(tmp_path):
 
 def test_done_keys_are_exact_for_many_keys_and_cost_9_bytes_each():
     done = DoneKeys()
-    n = 150_000
+    n = 60_000
     for i in range(n):
         done.set(i, DoneKeys.EXPIRED if i % 3 else DoneKeys.LABELLED)
         done.set(f"k{i}", DoneKeys.LABELLED)
