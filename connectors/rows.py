@@ -264,7 +264,7 @@ def json_type(value: Any) -> str:
 
 
 def parse_json(text: str) -> Any:
-    """One JSON value, or :class:`Reject` for malformed JSON (what JSON Lines and Kafka
+    r"""One JSON value, or :class:`Reject` for malformed JSON (what JSON Lines and Kafka
     messages say alike).
 
     >>> parse_json('[1, {"a": null}]')
@@ -277,9 +277,18 @@ def parse_json(text: str) -> Any:
     Traceback (most recent call last):
     ...
     foldstream.connectors.rows.Reject: unreadable JSON (a number of 5000 digits; at most 4300 are read)
+    >>> parse_json('{"id": "\\ud800"}')
+    Traceback (most recent call last):
+    ...
+    foldstream.connectors.rows.Reject: malformed JSON (a lone surrogate '\ud800' in a string: no Unicode text)
+    >>> parse_json('"\\ud83d\\ude00"') == "\U0001F600"
+    True
     """
     try:
-        return json.loads(text)
+        value = json.loads(text)
+        if _SURROGATE.search(text):
+            _check_text(value)
+        return value
     except json.JSONDecodeError as exc:
         raise Reject(f"malformed JSON ({exc.msg} at column {exc.colno})") from None
     except RecursionError:
@@ -292,6 +301,27 @@ def parse_json(text: str) -> Any:
 
 
 _DIGITS = re.compile(r"limit \((\d+) digits\).*value has (\d+) digits")
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")  # the escape of a UTF-16 surrogate
+
+
+def _check_text(value: Any) -> None:
+    """:class:`Reject` if a string of ``value`` (keys too) holds a lone surrogate: JSON's
+    ``"\\ud800"`` escape reads as a Python string that is no Unicode text, which no UTF-8 file
+    or message can hold (a pair, an emoji's, reads as its one character)."""
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, dict):
+            todo.extend(item)
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise Reject(f"malformed JSON (a lone surrogate {item[exc.start]!r} in a string: "
+                             f"no Unicode text)") from None
 
 
 def json_object(value: Any) -> dict[str, Any]:

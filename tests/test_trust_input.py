@@ -100,6 +100,8 @@ def test_the_command_line_ends_a_poisoned_file_with_its_summary(tmp_path, capsys
                                                         "number of 5000 digits; at most 4300 are "
                                                         "read)"),
     (b"[" * 50_000 + b"]" * 50_000, "message t/0@5: malformed JSON (nested too deeply)"),
+    (b'{"id": "\\ud800", "y": 1}', "message t/0@5: malformed JSON (a lone surrogate '\\ud800' in "
+                                  "a string: no Unicode text)"),
 ])
 def test_a_poison_message_is_a_rejected_record(value, reason):
     for parse in (MessageParser(label="y"), MessageParser(label="y", id_field="id",
@@ -243,6 +245,28 @@ def test_fuzz_dataset_items_never_raise(items):
     out = list(iter_dataset(items, stream="s"))
     check_items(out)
     assert len(out) == len(items)
+
+
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(lines=st.lists(json_lines(), max_size=8), later=st.booleans())
+def test_fuzz_a_whole_run_accounts_for_every_line(lines, later):
+    """A fuzzed JSON Lines file through the in-process engine (delayed or not): no exception,
+    and every non-blank line is read, and either evaluated or rejected."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "f.jsonl"
+        path.write_text("\n".join(lines))
+        results = foldstream.evaluate(
+            {"path": str(path), "label": "y", "stream": "s", "id_field": "id" if later else None},
+            {"nc": dummy.NoChangeClassifier()}, mode="single", report_every=1000,
+            delay={} if later else None)
+    if not any(line.strip() for line in lines):
+        return  # (the Python API writes no summary for an input without a record)
+    summary = by_type(results, "summary")[0]
+    assert summary["examples_read"] == sum(1 for line in lines if line.strip())
+    assert summary["examples_rejected"] == len(results.rejected)
+    if not later:
+        assert summary["position"] + summary["examples_rejected"] == summary["examples_read"]
 
 
 @pytest.mark.slow
