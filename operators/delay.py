@@ -191,9 +191,9 @@ class DoneKeys:
         states = np.insert(np.frombuffer(self._states, dtype=np.uint8), at,
                            np.fromiter((state for _, state in recent), dtype=np.uint8,
                                        count=len(recent)))
-        self._codes, self._states = array("Q"), array("B")  # (frombytes takes the buffers:
-        self._codes.frombytes(merged)                        # no third copy)
-        self._states.frombytes(states)
+        self._codes, self._states = array("Q"), array("B")
+        self._codes.frombytes(memoryview(merged).cast("B"))  # the buffer: no third copy
+        self._states.frombytes(memoryview(states).cast("B"))
         self._recent = {}
 
 
