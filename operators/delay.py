@@ -254,6 +254,16 @@ class DelayFanOut:
         self._events: list[tuple] = []
         self._new: list[tuple[int | str, _Held]] = []  # arrivals whose weights are not drawn
 
+    def __setstate__(self, state: dict) -> None:
+        done = state.get("_done")
+        if isinstance(done, dict):  # a checkpoint from before DoneKeys: {why: {key: None}}
+            state["_done"] = DoneKeys()
+            for why, keys in done.items():
+                for key in keys:
+                    state["_done"].set(key, DoneKeys.LABELLED if why == "labelled"
+                                       else DoneKeys.EXPIRED)
+        self.__dict__.update(state)
+
     @property
     def pending(self) -> int:
         """Examples arrived and not yet labelled (nor expired)."""

@@ -365,6 +365,28 @@ def test_done_keys_are_exact_for_many_keys_and_cost_9_bytes_each():
     assert all(done.get(i) for i in range(n)) and all(done.get(f"k{i}") for i in range(n))
 
 
+def test_a_checkpoint_from_before_done_keys_restores_its_keys():
+    """A delay fan-out pickled by the previous version (a checkpoint of a run to resume) kept
+    its done keys as ``{why: {key: None}}``; restored, they are :class:`DoneKeys`."""
+    from collections import OrderedDict
+
+    from foldstream.operators.delay import BadLabel, DelayFanOut
+    from foldstream.operators.fanout import FanOutPlan
+
+    fan_out = DelayFanOut("s", FanOutPlan("single"), batch_size=10, max_pending=2)
+    fan_out.add(Example("s", {"a": 1.0}, None, 5))
+    fan_out.__dict__["_done"] = {"labelled": OrderedDict({3: None}),
+                                 "expired": OrderedDict({1: None})}
+    restored = pickle.loads(pickle.dumps(fan_out))
+    reasons = []
+    for key in (1, 3, 4):
+        with pytest.raises(BadLabel) as bad:
+            restored.add(LabelOnly("s", key, "u"))
+        reasons.append(str(bad.value).split(": ", 1)[1])
+    assert reasons == ["expired (dropped unscored beyond evaluation.delay.max_pending)",
+                       "already labelled", "unknown (no pending example has this key)"]
+
+
 # ----------------------------------------------------------------------------- positive_class
 def run_with_positive(tmp_path: Path, capsys, positive: str) -> tuple[dict, str]:
     data = write(tmp_path / "s.csv", "x,target\n" + "".join(f"{i % 5},{i % 2}\n"
