@@ -10,7 +10,10 @@ What is rejected, always with the line number and the column or field in the rea
 a line that is not valid UTF-8; a malformed line (CSV quoting, JSON syntax, a JSON value that
 is not an object); a wrong number of columns; a missing or empty label or id; a feature that is
 missing (empty, ``?`` in ARFF, JSON ``null``), not a number where a number is expected, NaN or
-infinite, or (ARFF) a nominal value outside the declared set. Blank lines are skipped.
+infinite, or (ARFF) a nominal value outside the declared set; a JSON number longer than Python
+reads (5,000 digits) or a string with a lone surrogate; and anything else Python raises on a
+line (the reason names the error: :func:`~foldstream.connectors.rows.unexpected`), so that no
+line ends the run. Blank lines are skipped.
 
 A damaged file (a truncated or corrupt gzip stream, a read error) ends the source: one last
 rejected record says where (the line, and the byte offset in the uncompressed text) and why,
@@ -37,7 +40,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from foldstream.connectors.rows import Reject, RowSchema, json_object, parse_json, to_item, unexpected
+from foldstream.connectors.rows import (Reject, RowSchema, json_object, parse_json, to_item,
+                                        unexpected)
 from foldstream.operators.delay import LabelOnly
 from foldstream.operators.records import Example, Rejected
 

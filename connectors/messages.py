@@ -2,7 +2,10 @@
 
 A value is one flat JSON object (a row: features plus the label field) or a JSON array of them.
 Each row goes through the same checks as a JSON Lines file, so a record is rejected for the same
-reasons, with the same words, whichever way it arrives.
+reasons, with the same words, whichever way it arrives. A parser never raises for what a message
+holds: whatever Python raises on a message or a row (a 5,000-digit number, deep nesting, an
+error no check foresaw) makes a rejected record, so one message never ends a job (and would not
+end it again after a restart).
 
 Delayed labels (docs/method.md §13) add label rows: on the input topic a row with the id and the
 label joins the example with that id (:class:`MessageParser` with ``labels_later``); on
@@ -16,8 +19,8 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Sequence
 
-from foldstream.connectors.rows import (Reject, RowSchema, json_object, json_type, parse_json, to_example,
-                                       to_item, unexpected)
+from foldstream.connectors.rows import (Reject, RowSchema, json_object, json_type, parse_json,
+                                       to_example, to_item, unexpected)
 from foldstream.operators.delay import LabelOnly
 from foldstream.operators.records import Example, Rejected
 

@@ -179,7 +179,8 @@ def json_lines(draw) -> str:
     if kind == "nasty":
         name = draw(field_names)
         body = text[1:-1]
-        text = "{" + body + (", " if body else "") + json.dumps(name) + ": " + draw(nasty_text) + "}"
+        text = ("{" + body + (", " if body else "") + json.dumps(name) + ": "
+                + draw(nasty_text) + "}")
     return text
 
 
