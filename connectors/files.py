@@ -10,7 +10,10 @@ What is rejected, always with the line number and the column or field in the rea
 a line that is not valid UTF-8; a malformed line (CSV quoting, JSON syntax, a JSON value that
 is not an object); a wrong number of columns; a missing or empty label or id; a feature that is
 missing (empty, ``?`` in ARFF, JSON ``null``), not a number where a number is expected, NaN or
-infinite, or (ARFF) a nominal value outside the declared set. Blank lines are skipped.
+infinite, or (ARFF) a nominal value outside the declared set; a JSON number longer than Python
+reads (5,000 digits) or a string with a lone surrogate; and anything else Python raises on a
+line (the reason names the error: :func:`~foldstream.connectors.rows.unexpected`), so that no
+line ends the run. Blank lines are skipped.
 
 A damaged file (a truncated or corrupt gzip stream, a read error) ends the source: one last
 rejected record says where (the line, and the byte offset in the uncompressed text) and why,
@@ -32,13 +35,14 @@ import csv
 import gzip
 import os
 import re
-import zlib
 from collections.abc import Callable, Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from foldstream.connectors.rows import Reject, RowSchema, json_object, parse_json, to_example
+from foldstream.connectors.rows import (Reject, RowSchema, json_object, parse_json, to_item,
+                                        unexpected)
+from foldstream.operators.delay import LabelOnly
 from foldstream.operators.records import Example, Rejected
 
 FORMATS = ("csv", "arff", "jsonl")
@@ -55,7 +59,8 @@ PathLike = str | os.PathLike[str]
 
 def iter_file(path: PathLike, *, label: str, stream: str | None = None,
               nominal: Sequence[str] = (), id_field: str | None = None, limit: int | None = None,
-              fmt: str | None = None, labels_later: bool = False) -> Iterator[Example | Rejected]:
+              fmt: str | None = None, labels_later: bool = False,
+              ) -> Iterator[Example | LabelOnly | Rejected]:
     """Read the examples of a CSV, ARFF or JSON Lines file, and a record for each bad line.
 
     Parameters
@@ -81,7 +86,9 @@ def iter_file(path: PathLike, *, label: str, stream: str | None = None,
     labels_later : bool
         Delayed labels (docs/method.md §13): a JSON Lines row without the label field (with an
         ``id_field``) is an example without its label (``y`` is ``None``), which a later row
-        with the same id and the label completes; otherwise such a row is rejected.
+        with the same id and the label completes (a
+        :class:`~foldstream.operators.delay.LabelOnly` when it has no valid features,
+        :func:`~foldstream.connectors.rows.to_item`); otherwise such a row is rejected.
 
     Returns
     -------
@@ -231,7 +238,7 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
                 raw = next(lines)
             except StopIteration:
                 return
-            except (EOFError, OSError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+            except Exception as exc:  # EOFError, OSError (gzip.BadGzipFile), zlib.error, ...
                 raise DamagedFile(path, lineno + 1, offset, exc) from None
             lineno += 1
             offset += len(raw)
@@ -248,7 +255,7 @@ def _decode(raw: bytes) -> str:
 
 
 def _read_examples(path: Path, schema: RowSchema, stream: str,
-                   limit: int | None) -> Iterator[Example | Rejected]:
+                   limit: int | None) -> Iterator[Example | LabelOnly | Rejected]:
     accepted = 0
     if limit == 0:
         return
@@ -269,11 +276,11 @@ def _read_examples(path: Path, schema: RowSchema, stream: str,
             row = parse_line(_decode(raw), schema)
             if row is None:  # blank line or comment
                 continue
-            example = to_example(row, schema, stream, location)
-        except Reject as exc:
-            reason = f"line {lineno}: {exc}"
-            yield Rejected(stream, reason, raw.decode("utf-8", "backslashreplace"), location,
-                           accepted)
+            example = to_item(row, schema, stream, location)
+        except Exception as exc:  # Reject, or anything else Python raises on this line
+            why = exc if isinstance(exc, Reject) else unexpected(exc)
+            yield Rejected(stream, f"line {lineno}: {why}", raw.decode("utf-8", "backslashreplace"),
+                           location, accepted)
             continue
         yield example
         accepted += 1

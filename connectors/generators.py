@@ -16,6 +16,7 @@ import itertools
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from foldstream.connectors.rows import Reject, unexpected
 from foldstream.operators.models import DATASET, ModelKind, Parameter, Spec, SpecError, \
     check_param, join_key, resolve_at, signature
 from foldstream.operators.records import Example, Rejected, plain
@@ -191,17 +192,47 @@ def _with_seed(cls: Any, kwargs: dict[str, Any], seed: int | None, model: str) -
 
 
 def _examples(dataset: Iterable, stream: str, limit: int | None) -> Iterator[Example | Rejected]:
-    for n, item in enumerate(itertools.islice(dataset, limit), start=1):
+    items = iter(itertools.islice(dataset, limit))
+    for n in itertools.count(1):
         location = f"{stream}#{n}"
-        if not (isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], Mapping)):
-            yield Rejected(stream, f"item {n}: not a pair (x: a mapping of features, y: the label)",
-                           repr(item), location)
-            continue
-        x, y = item
-        if y is None:
-            yield Rejected(stream, f"item {n}: the label is None", repr(item), location)
-            continue
-        # numpy scalars pickle bigger and slower than Python ones and are not JSON serialisable
-        features = {str(name): plain(value) for name, value in x.items()}
-        yield Example(stream, features, plain(y), location=location)
+        try:
+            item = next(items)
+        except StopIteration:
+            return
+        except Exception as exc:  # the dataset itself fails: it ends here, as a damaged file
+            yield Rejected(stream, f"item {n}: the dataset raised {type(exc).__name__}: {exc}; "
+                                   f"it ends here", "", location)
+            return
+        try:
+            yield _example(item, n, stream, location)
+        except Exception as exc:  # Reject, or anything else Python raises on this item
+            why = exc if isinstance(exc, Reject) else unexpected(exc)
+            yield Rejected(stream, f"item {n}: {why}", _text(item), location)
+
+
+def _example(item: Any, n: int, stream: str, location: str) -> Example:
+    """The example of one ``(x, y)`` item, or :class:`~foldstream.connectors.rows.Reject`."""
+    if not (isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], Mapping)):
+        raise Reject("not a pair (x: a mapping of features, y: the label)")
+    x, y = item
+    if y is None:
+        raise Reject("the label is None")
+    y = plain(y)
+    if isinstance(y, float) and y != y:
+        raise Reject("the label is NaN")
+    try:
+        hash(y)
+    except TypeError:
+        raise Reject(f"the label is a {type(y).__name__}, not a class (not hashable)") from None
+    # numpy scalars pickle bigger and slower than Python ones and are not JSON serialisable
+    features = {str(name): plain(value) for name, value in x.items()}
+    return Example(stream, features, y, location=location)
+
+
+def _text(item: Any) -> str:
+    """An item as text for its dead letter (``repr``, which may itself fail)."""
+    try:
+        return repr(item)
+    except Exception as exc:
+        return f"(an item whose repr() fails: {unexpected(exc)})"
 

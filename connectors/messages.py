@@ -2,7 +2,10 @@
 
 A value is one flat JSON object (a row: features plus the label field) or a JSON array of them.
 Each row goes through the same checks as a JSON Lines file, so a record is rejected for the same
-reasons, with the same words, whichever way it arrives.
+reasons, with the same words, whichever way it arrives. A parser never raises for what a message
+holds: whatever Python raises on a message or a row (a 5,000-digit number, deep nesting, an
+error no check foresaw) makes a rejected record, so one message never ends a job (and would not
+end it again after a restart).
 
 Delayed labels (docs/method.md §13) add label rows: on the input topic a row with the id and the
 label joins the example with that id (:class:`MessageParser` with ``labels_later``); on
@@ -16,7 +19,8 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Sequence
 
-from foldstream.connectors.rows import Reject, RowSchema, json_object, json_type, parse_json, to_example
+from foldstream.connectors.rows import (Reject, RowSchema, json_object, json_type, parse_json,
+                                       to_example, to_item, unexpected)
 from foldstream.operators.delay import LabelOnly
 from foldstream.operators.records import Example, Rejected
 
@@ -56,27 +60,31 @@ class MessageParser:
 
     def _item(self, row: dict, stream: str, where: str) -> Example | LabelOnly:
         """One row's item, or :class:`~foldstream.connectors.rows.Reject`."""
-        return to_example(row, self._schema, stream, where)
+        return to_item(row, self._schema, stream, where)
 
     def __call__(self, key: bytes | str | None, value: bytes | str | None,
                  location: str) -> list[Example | LabelOnly | Rejected]:
-        raw = value.decode("utf-8", "backslashreplace") if isinstance(value, bytes) else (value or "")
+        """The message's items and rejections; it never raises for what a message holds
+        (a record rejected for an error no check foresaw says so:
+        :func:`~foldstream.connectors.rows.unexpected`)."""
+        raw = value.decode("utf-8", "backslashreplace") if isinstance(value, bytes) \
+            else value if isinstance(value, str) else ""
         try:
             stream = self._stream_of(key, location)
-        except Reject as error:
-            return [Rejected(None, str(error), raw, location)]
+        except Exception as error:  # Reject, or anything else
+            return [Rejected(None, _why(error, location), raw, location)]
         try:
             rows = self._rows(value, location)
-        except Reject as error:
-            return [Rejected(stream, str(error), raw, location)]
+        except Exception as error:
+            return [Rejected(stream, _why(error, location), raw, location)]
         out: list[Example | LabelOnly | Rejected] = []
         for i, row in enumerate(rows):
             where = location if len(rows) == 1 else f"{location}[{i}]"
             try:
                 out.append(self._item(json_object(row), stream, where))
-            except Reject as error:
-                text = json.dumps(row, ensure_ascii=False) if len(rows) > 1 else raw
-                out.append(Rejected(stream, f"message {where}: {error}", text, where))
+            except Exception as error:
+                out.append(Rejected(stream, f"message {where}: {_reason(error)}",
+                                    _row_text(row) if len(rows) > 1 else raw, where))
         return out
 
     def _stream_of(self, key: bytes | str | None, location: str) -> str:
@@ -116,6 +124,23 @@ class MessageParser:
                       f"got {json_type(data)}")
 
 
+def _reason(error: Exception) -> str:
+    return str(error) if isinstance(error, Reject) else unexpected(error)
+
+
+def _why(error: Exception, location: str) -> str:
+    """A message-level reason: a :class:`Reject` names the message itself."""
+    return str(error) if isinstance(error, Reject) else f"message {location}: {unexpected(error)}"
+
+
+def _row_text(row) -> str:
+    """One row of a message's array, as JSON text for its dead letter."""
+    try:
+        return json.dumps(row, ensure_ascii=False)
+    except Exception:  # e.g. nested too deeply to write back
+        return f"(a JSON {type(row).__name__} nested too deeply to write back)"
+
+
 class LabelParser(MessageParser):
     """Turns the messages of ``source.labels_topic`` (docs/method.md §13) into label events:
     each row's id and label make a :class:`~foldstream.operators.delay.LabelOnly` (its other
@@ -126,7 +151,7 @@ class LabelParser(MessageParser):
     --------
     >>> parse = LabelParser(label="y", id_field="id")
     >>> parse(b"s1", b'{"id": 7, "y": "u", "note": "ignored"}', "labels/0@3")
-    [LabelOnly(stream='s1', key=7, y='u', location='labels/0@3', simulated=False)]
+    [LabelOnly(stream='s1', key=7, y='u', location='labels/0@3', simulated=False, not_example=None)]
     >>> parse(b"s1", b'{"id": 8}', "labels/0@4")[0].reason
     "message labels/0@4: label field 'y': missing"
     >>> parse(b"s1", b'{"y": "u"}', "labels/0@5")[0].reason

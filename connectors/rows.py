@@ -13,12 +13,15 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from foldstream.operators.delay import LabelOnly
 from foldstream.operators.records import Example
 
-__all__ = ["NOUNS", "Reject", "RowSchema", "to_example", "parse_json", "json_object", "json_type"]
+__all__ = ["NOUNS", "Reject", "RowSchema", "to_example", "to_item", "parse_json", "json_object",
+           "json_type", "unexpected"]
 
 #: What a format calls one of its named values, for messages.
 NOUNS = {"csv": "column", "arff": "attribute", "jsonl": "field"}
@@ -26,6 +29,19 @@ NOUNS = {"csv": "column", "arff": "attribute", "jsonl": "field"}
 
 class Reject(Exception):
     """Why one row cannot become an example; the reader turns it into a Rejected record."""
+
+
+def unexpected(exc: Exception) -> str:
+    """The reason of a rejected record for an error that no check of this module foresaw.
+
+    Every reader (files, Kafka messages) catches ``Exception`` around its parsing of one record
+    and rejects that record with this reason, so that no input, whatever Python raises on it,
+    ends a run (``KeyboardInterrupt`` and ``SystemExit`` are no ``Exception`` and pass).
+
+    >>> unexpected(RecursionError("maximum recursion depth exceeded"))
+    'unreadable (RecursionError: maximum recursion depth exceeded)'
+    """
+    return f"unreadable ({type(exc).__name__}: {_shorten(str(exc), 200)})"
 
 
 @dataclass(frozen=True)
@@ -85,6 +101,37 @@ def to_example(row: dict[str, Any], schema: RowSchema, stream: str, location: st
          else _number(name, value, schema)
          for name, value in row.items() if name != schema.label and name != schema.id_field}
     return Example(stream, x, label, key, location)
+
+
+def to_item(row: dict[str, Any], schema: RowSchema, stream: str,
+            location: str) -> Example | LabelOnly:
+    """:func:`to_example`, but with delayed labels (``schema.labels_later`` and an id) a row
+    with the id and the label and no feature is a label row, a
+    :class:`~foldstream.operators.delay.LabelOnly` (docs/method.md §13); so is such a row whose
+    other fields make no example (a note, a timestamp as text): they are ignored if its key is
+    pending, and the delay fan-out rejects it, saying why, if not. A row with the label and
+    valid features stays an example: the label of its key if pending, else an arrival with its
+    label.
+
+    >>> later = RowSchema("jsonl", "y", "id", frozenset(), labels_later=True)
+    >>> to_item({"id": 7, "y": "u"}, later, "s", "t@3")
+    LabelOnly(stream='s', key=7, y='u', location='t@3', simulated=False, not_example=None)
+    >>> to_item({"id": 7, "y": "u", "note": "late"}, later, "s", "t@4").not_example
+    "field 'note': expected a number, got 'late' (list it in `nominal` to read it as a category)"
+    >>> to_item({"id": 7, "y": "u", "a": 1}, later, "s", "t@5").x
+    {'a': 1.0}
+    """
+    if not (schema.labels_later and schema.id_field is not None) or row.get(schema.label) is None:
+        return to_example(row, schema, stream, location)
+    label_row = {name: row[name] for name in (schema.id_field, schema.label) if name in row}
+    if len(label_row) == len(row):
+        example = to_example(label_row, schema, stream, location)
+        return LabelOnly(stream, example.key, example.y, location)
+    try:
+        return to_example(row, schema, stream, location)
+    except Reject as exc:
+        label = to_example(label_row, schema, stream, location)  # a bad id or label: rejected
+        return LabelOnly(stream, label.key, label.y, location, not_example=str(exc))
 
 
 def _label(row: dict[str, Any], schema: RowSchema) -> Any:
@@ -194,7 +241,11 @@ def _show(value: Any) -> str:
             shown = json.dumps(value, allow_nan=True)
         except (TypeError, ValueError):
             shown = repr(value)
-    return shown if len(shown) <= 60 else shown[:57] + "..."
+    return _shorten(shown, 60)
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def json_type(value: Any) -> str:
@@ -213,7 +264,7 @@ def json_type(value: Any) -> str:
 
 
 def parse_json(text: str) -> Any:
-    """One JSON value, or :class:`Reject` for malformed JSON (what JSON Lines and Kafka
+    r"""One JSON value, or :class:`Reject` for malformed JSON (what JSON Lines and Kafka
     messages say alike).
 
     >>> parse_json('[1, {"a": null}]')
@@ -222,13 +273,55 @@ def parse_json(text: str) -> Any:
     Traceback (most recent call last):
     ...
     foldstream.connectors.rows.Reject: malformed JSON (Expecting ',' delimiter at column 8)
+    >>> parse_json('{"a": ' + '7' * 5000 + '}')
+    Traceback (most recent call last):
+    ...
+    foldstream.connectors.rows.Reject: unreadable JSON (a number of 5000 digits; at most 4300 are read)
+    >>> parse_json('{"id": "\\ud800"}')
+    Traceback (most recent call last):
+    ...
+    foldstream.connectors.rows.Reject: malformed JSON (a lone surrogate '\ud800' in a string: no Unicode text)
+    >>> parse_json('"\\ud83d\\ude00"') == "\U0001F600"
+    True
     """
     try:
-        return json.loads(text)
+        value = json.loads(text)
+        if _SURROGATE.search(text):
+            _check_text(value)
+        return value
     except json.JSONDecodeError as exc:
         raise Reject(f"malformed JSON ({exc.msg} at column {exc.colno})") from None
     except RecursionError:
         raise Reject("malformed JSON (nested too deeply)") from None
+    except ValueError as exc:  # an integer longer than Python converts (int_max_str_digits)
+        digits = _DIGITS.search(str(exc))
+        why = (f"a number of {digits[2]} digits; at most {digits[1]} are read" if digits
+               else _shorten(str(exc), 200))
+        raise Reject(f"unreadable JSON ({why})") from None
+
+
+_DIGITS = re.compile(r"limit \((\d+) digits\).*value has (\d+) digits")
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")  # the escape of a UTF-16 surrogate
+
+
+def _check_text(value: Any) -> None:
+    """:class:`Reject` if a string of ``value`` (keys too) holds a lone surrogate: JSON's
+    ``"\\ud800"`` escape reads as a Python string that is no Unicode text, which no UTF-8 file
+    or message can hold (a pair, an emoji's, reads as its one character)."""
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, dict):
+            todo.extend(item)
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise Reject(f"malformed JSON (a lone surrogate {item[exc.start]!r} in a string: "
+                             f"no Unicode text)") from None
 
 
 def json_object(value: Any) -> dict[str, Any]:

@@ -12,7 +12,8 @@ events:
   features, the weights, the lagged labels. It emits, per fold, a :class:`DelayFoldBatch` of
   ordered events: ``ARRIVAL``, ``LABEL`` (the features shipped again) and ``EXPIRE`` (an
   example dropped unscored beyond ``max_pending``). A label for an unknown, expired or already
-  labelled key raises :class:`BadLabel` (a ``rejected`` record).
+  labelled key raises :class:`BadLabel` (a ``rejected`` record); :class:`DoneKeys` tells the
+  three apart for any key, in 9 bytes per key done.
 - :class:`~foldstream.operators.learners.LearnerTask`, per (stream, learner, fold), predicts at
   an arrival and trains at a label, and passes a :class:`DelayPredictionBatch` on: the events
   without features, and its predictions at the arrivals. It holds nothing per example.
@@ -26,8 +27,10 @@ All state is plain picklable Python, as elsewhere.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import json
+from array import array
 from collections import OrderedDict, deque
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
@@ -36,7 +39,7 @@ import numpy as np
 
 from foldstream.operators.fanout import FanOutPlan, check_label_type
 from foldstream.operators.records import Example, Label, Rejected
-from foldstream.operators.weights import fold_weights
+from foldstream.operators.weights import fold_weights, key_code
 
 MAX_PENDING = 100_000
 """Default ``evaluation.delay.max_pending``: examples of a stream that may wait for labels."""
@@ -50,13 +53,16 @@ class LabelOnly:
     """The label of an example that arrived earlier (a label-only row, docs/method.md §13).
 
     ``simulated``: made by :func:`simulate_delay` from a row already read (not a record of the
-    input, so not counted as read)."""
+    input, so not counted as read). ``not_example``: a row on the input with the id, the label
+    and other fields that make no example (why not): it is a label whose other fields are
+    ignored when its key is pending, and rejected, saying both, when its key is unknown."""
 
     stream: str
     key: int | str
     y: Label
     location: str | None = None
     simulated: bool = False
+    not_example: str | None = None
 
 
 @dataclass(slots=True)
@@ -116,6 +122,81 @@ class BadLabel(ValueError):
         return Rejected(item.stream, str(self), raw, item.location)
 
 
+class DoneKeys:
+    """The keys of a stream's examples that are done, labelled or expired, for any number of
+    keys: what tells an ``already labelled`` and an ``expired`` label from an ``unknown`` one
+    (docs/method.md §13).
+
+    A key is stored as its 64-bit code (:func:`~foldstream.operators.weights.key_code`: an
+    integer key as itself modulo 2**64, so exactly; a text key by a 64-bit hash) with one byte
+    of state, in two sorted arrays: 9 bytes per key, plus a dict of the most recent keys
+    (at most 65,536) merged into the arrays when it fills. A text key never seen is taken for a
+    done one only if its hash equals one of the ``n`` done keys' codes: probability ``n / 2**64``
+    (below 1e-9 for 10 billion keys). Plain picklable state, as every stage's.
+
+    >>> done = DoneKeys()
+    >>> done.set(7, DoneKeys.LABELLED); done.set("e2", DoneKeys.EXPIRED)
+    >>> done.get(7), done.get("e2"), done.get(8), len(done)
+    (1, 2, 0, 2)
+    """
+
+    LABELLED, EXPIRED = 1, 2
+    _MERGE_MIN, _MERGE_MAX = 4096, 65536
+
+    def __init__(self):
+        # array.array, not numpy: bisect searches it at C speed without a numpy call per key
+        self._codes = array("Q")  # sorted
+        self._states = array("B")
+        self._recent: dict[int, int] = {}  # code -> state, for codes not in the arrays
+
+    def __len__(self) -> int:
+        return len(self._codes) + len(self._recent)
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes of the arrays (the recent keys' dict aside)."""
+        return len(self._codes) * self._codes.itemsize + len(self._states)
+
+    def get(self, key: int | str) -> int:
+        """The state of ``key``: :attr:`LABELLED`, :attr:`EXPIRED`, or 0 (never done)."""
+        code = key_code(key)
+        state = self._recent.get(code)
+        if state is not None:
+            return state
+        i = self._find(code)
+        return 0 if i < 0 else self._states[i]
+
+    def set(self, key: int | str, state: int) -> None:
+        code = key_code(key)
+        if code not in self._recent:
+            i = self._find(code)
+            if i >= 0:
+                self._states[i] = state
+                return
+        self._recent[code] = state
+        if len(self._recent) > min(self._MERGE_MAX, max(self._MERGE_MIN, len(self._codes) // 8)):
+            self._merge()
+
+    def _find(self, code: int) -> int:
+        codes = self._codes
+        i = bisect.bisect_left(codes, code)
+        return i if i < len(codes) and codes[i] == code else -1
+
+    def _merge(self) -> None:
+        recent = sorted(self._recent.items())
+        new = np.fromiter((code for code, _ in recent), dtype=np.uint64, count=len(recent))
+        codes = np.frombuffer(self._codes, dtype=np.uint64)
+        at = np.searchsorted(codes, new)
+        merged = np.insert(codes, at, new)
+        states = np.insert(np.frombuffer(self._states, dtype=np.uint8), at,
+                           np.fromiter((state for _, state in recent), dtype=np.uint8,
+                                       count=len(recent)))
+        self._codes, self._states = array("Q"), array("B")
+        self._codes.frombytes(memoryview(merged).cast("B"))  # the buffer: no third copy
+        self._states.frombytes(memoryview(states).cast("B"))
+        self._recent = {}
+
+
 class _Held:
     """A pending example at the fan-out: what its label event will carry."""
 
@@ -169,12 +250,19 @@ class DelayFanOut:
         self._recent: deque[Label] = deque(maxlen=max(1, plan.lags))  # labels arrived, last last
         self._label_types: dict[Label, tuple[type, Label]] = {}  # fanout.check_label_type's
         self._pending: OrderedDict[int | str, _Held] = OrderedDict()  # oldest first
-        # The keys of the last max_pending labelled and of the last max_pending expired examples
-        # (bounded: older keys are unknown), to say why a label is rejected.
-        self._done: dict[str, OrderedDict[int | str, None]] = {"labelled": OrderedDict(),
-                                                               "expired": OrderedDict()}
+        self._done = DoneKeys()  # every key labelled or expired, to say why a label is rejected
         self._events: list[tuple] = []
         self._new: list[tuple[int | str, _Held]] = []  # arrivals whose weights are not drawn
+
+    def __setstate__(self, state: dict) -> None:
+        done = state.get("_done")
+        if isinstance(done, dict):  # a checkpoint from before DoneKeys: {why: {key: None}}
+            state["_done"] = DoneKeys()
+            for why, keys in done.items():
+                for key in keys:
+                    state["_done"].set(key, DoneKeys.LABELLED if why == "labelled"
+                                       else DoneKeys.EXPIRED)
+        self.__dict__.update(state)
 
     @property
     def pending(self) -> int:
@@ -192,7 +280,7 @@ class DelayFanOut:
             self._label(item.key, item.y, item)
         elif item.y is None:
             self._arrive(item)
-        elif item.key is not None and (item.key in self._pending or self._why(item.key)):
+        elif item.key is not None and (item.key in self._pending or self._done.get(item.key)):
             self._label(item.key, item.y, item)  # a label row joined by its id
         else:
             check_label_type(self._label_types, item)
@@ -214,13 +302,13 @@ class DelayFanOut:
         key = self.position + 1 if item.key is None else item.key
         if key in self._pending:
             raise BadLabel(f"arrival of key {key!r}: an example with this key is pending", item)
-        for done in self._done.values():  # a key used again, after its example is done
-            done.pop(key, None)
+        # A key used again after its example is done: pending now (looked up first), and done
+        # again, with its new state, when its label comes or it expires.
         self.position += 1
         if len(self._pending) >= self.max_pending:
             old, held = self._pending.popitem(last=False)
             self.expired += 1
-            self._remember(old, "expired")
+            self._done.set(old, DoneKeys.EXPIRED)
             self._events.append((EXPIRE, old, held))
         recent = self._recent
         prev = self._codes[recent[-1]] if recent else -1
@@ -232,11 +320,7 @@ class DelayFanOut:
 
     def _label(self, key: int | str, y: Label, item: Example | LabelOnly) -> None:
         if key not in self._pending:
-            why = self._why(key)
-            reason = {"expired": "expired (dropped unscored beyond evaluation.delay.max_pending)",
-                      "labelled": "already labelled"}.get(why, "unknown (no pending example "
-                                                                "has this key)")
-            raise BadLabel(f"label of key {key!r}: {reason}", item)
+            raise BadLabel(f"label of key {key!r}: {self._why_not(key, item)}", item)
         check_label_type(self._label_types, Example(item.stream, {}, y, key, item.location))
         held = self._pending.pop(key)
         self.labelled += 1
@@ -245,22 +329,20 @@ class DelayFanOut:
             code = self._codes[y] = len(self.classes)
             self.classes.append(y)
         self._recent.append(y)
-        self._remember(key, "labelled")
+        self._done.set(key, DoneKeys.LABELLED)
         self._events.append((LABEL, key, held, code))
 
-    def _remember(self, key: int | str, why: str) -> None:
-        done = self._done[why]
-        done[key] = None
-        done.move_to_end(key)
-        if len(done) > self.max_pending:  # bounded: older keys become unknown
-            done.popitem(last=False)
-
-    def _why(self, key: int | str) -> str | None:
-        """``"labelled"`` or ``"expired"`` for a key remembered as done, else ``None``."""
-        for why, done in self._done.items():
-            if key in done:
-                return why
-        return None
+    def _why_not(self, key: int | str, item: Example | LabelOnly) -> str:
+        """Why the label of ``key``, which no pending example has, is rejected."""
+        state = self._done.get(key)
+        if state == DoneKeys.EXPIRED:
+            return "expired (dropped unscored beyond evaluation.delay.max_pending)"
+        if state == DoneKeys.LABELLED:
+            return "already labelled"
+        reason = "unknown (no pending example has this key)"
+        not_example = getattr(item, "not_example", None)
+        # a row with other fields than the id and the label: an example's row, maybe
+        return reason if not_example is None else f"{reason}; as an example: {not_example}"
 
     def _emit(self, final: bool) -> list[DelayFoldBatch]:
         plan, k = self.plan, self.plan.k
@@ -321,6 +403,8 @@ def simulate_delay(items: Iterable[Any], *, examples: int = 0, field: str | None
     waiting: OrderedDict[tuple[str, Any], None] = OrderedDict()  # keys of label-less rows
     for item in items:
         if isinstance(item, (Rejected, LabelOnly)):
+            if isinstance(item, LabelOnly):  # a label row of the input, joined by its id
+                waiting.pop((item.stream, item.key), None)
             yield item
             continue
         stream = item.stream

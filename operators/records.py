@@ -367,12 +367,28 @@ def verdict_record(stream: str, position: int, a: str, b: str, measure: str, ver
 
 
 def summary_record(stream: str, position: int, read: int, rejected: int, wall_time_s: float,
-                   measures: list[Record], interrupted: bool = False) -> Record:
+                   measures: list[Record], interrupted: bool = False,
+                   positive_class: Label | None = None, classes: list[Label] | None = None,
+                   ) -> Record:
     """The last record of a bounded stream (docs/method.md §10); both engines build it here.
 
     ``interrupted``: the run was stopped (a signal) before the end of its input; the field is
-    written only then, as ``"interrupted": true``.
+    written only then, as ``"interrupted": true``. ``positive_class`` (the configuration's
+    ``evaluation.positive_class``) and ``classes`` (the stream's labels): when a positive class
+    is set and matches none of the labels
+    (:func:`~foldstream.operators.evaluator.positive_code`), so that precision, recall and F1
+    were undefined for the whole run, the field ``positive_class_not_seen`` holds it; it is
+    written only then.
+
+    >>> record = summary_record("s", 2, 2, 0, 1.0, [], positive_class="yes", classes=["0", "1"])
+    >>> record["positive_class_not_seen"]
+    'yes'
+    >>> "positive_class_not_seen" in summary_record("s", 2, 2, 0, 1.0, [], positive_class=1,
+    ...                                             classes=["0", "1"])
+    False
     """
+    from foldstream.operators.evaluator import positive_code  # it imports this module
+
     record = new_record(
         "summary", stream or None, position,  # "" gathers the records that named no stream
         examples_read=read,
@@ -383,4 +399,7 @@ def summary_record(stream: str, position: int, read: int, rejected: int, wall_ti
     )
     if interrupted:
         record["interrupted"] = True
+    if positive_class is not None and classes is not None \
+            and positive_code(list(classes), positive_class) < 0:
+        record["positive_class_not_seen"] = positive_class
     return record

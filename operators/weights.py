@@ -51,9 +51,12 @@ def derive_seed(seed: int | None, fold: int) -> int:
 
 def key_codes(keys: Sequence[int | str]) -> np.ndarray:
     """Example keys as uint64: integers as themselves (mod 2**64), anything else hashed."""
-    return np.array(
-        [k % (1 << 64) if isinstance(k, int) else _hash64(f"k:{k}") for k in keys], dtype=np.uint64
-    )
+    return np.array([key_code(k) for k in keys], dtype=np.uint64)
+
+
+def key_code(key: int | str) -> int:
+    """One example key as :func:`key_codes` codes it."""
+    return key % (1 << 64) if isinstance(key, int) else _hash64(f"k:{key}")
 
 
 def uniforms(seed: int, stream: str, keys: Sequence[int | str], lanes: np.ndarray) -> np.ndarray:

@@ -17,8 +17,8 @@ waiting at the end of the bounded run are counted as pending in the final report
 Real labels on the labels topic, arriving later and out of order, are tested live: a job fed
 in two phases (every arrival, plus enough labels on the input topic for one report that shows
 they were read; only then the labels topic), whose reports equal the in-process run's.
-(In-process, the events are the parsed messages rather than a JSON Lines file: in a file, a
-label row for a key that never arrived is an arrival with its label, as on the input topic.)
+(In-process, the events are the parsed messages rather than a JSON Lines file: the labels
+topic's rows are parsed by its own parser, which keeps only the id and the label.)
 """
 
 from __future__ import annotations

@@ -216,7 +216,9 @@ def evaluate(
             # Interrupted: the examples left in the batcher were not evaluated.
             summary = summary_record(stages.stream, stages.evaluated, stages.read,
                                      stages.rejected, wall, stages.aggregator.final_measures(),
-                                     interrupted=stop.signum is not None)
+                                     interrupted=stop.signum is not None,
+                                     positive_class=plans.evaluation.positive,
+                                     classes=(stages.delay or stages.fanout).classes)
             emit(summary)
             result.summaries.append(summary)
     return result

@@ -143,3 +143,22 @@ def print_summary(console: Console, summaries: list[dict[str, Any]],
             f"{summary['examples_read']} records read, {summary['examples_rejected']} rejected, "
             f"{summary['wall_time_s']:.1f} s ({summary['examples_per_second'] or 0:.0f} examples/s)"
         )
+        warning = positive_class_warning(summary)
+        if warning:
+            console.print(f"[yellow]warning:[/] {escape(warning)}")
+
+
+def positive_class_warning(summary: Record) -> str | None:
+    """The warning of a summary whose ``evaluation.positive_class`` matched no label of the
+    stream (its ``positive_class_not_seen`` field), else ``None``.
+
+    >>> positive_class_warning({"stream": "elec", "positive_class_not_seen": "up"})
+    "evaluation.positive_class 'up' matches no label of stream elec: precision, recall and F1 are undefined (—) for the whole run"
+    >>> positive_class_warning({"stream": "elec"}) is None
+    True
+    """
+    if "positive_class_not_seen" not in summary:
+        return None
+    return (f"evaluation.positive_class {summary['positive_class_not_seen']!r} matches no label "
+            f"of stream {summary['stream']}: precision, recall and F1 are undefined (—) for "
+            f"the whole run")

@@ -87,6 +87,7 @@ class StreamEnd:
     rejected: int
     started: float
     position: int | None = None
+    classes: list | None = None  # the stream's labels, for the summary's positive_class_not_seen
 
 
 # ----------------------------------------------------------------------------- items in transit
@@ -101,7 +102,7 @@ def encode_item(item: Example | LabelOnly | Rejected) -> tuple[str, str]:
     """A source item as ``(stream, JSON text)`` (the client ships file and generator input this way).
 
     >>> decode_item(encode_item(LabelOnly("s", 7, "u", "f.jsonl:3", simulated=True))[1])
-    LabelOnly(stream='s', key=7, y='u', location='f.jsonl:3', simulated=True)
+    LabelOnly(stream='s', key=7, y='u', location='f.jsonl:3', simulated=True, not_example=None)
     """
     if isinstance(item, Rejected):
         return item.stream or "", json.dumps(
@@ -109,7 +110,8 @@ def encode_item(item: Example | LabelOnly | Rejected) -> tuple[str, str]:
             ensure_ascii=False)
     if isinstance(item, LabelOnly):
         return item.stream, json.dumps({"t": "l", "s": item.stream, "y": item.y, "k": item.key,
-                                        "l": item.location, "sim": item.simulated},
+                                        "l": item.location, "sim": item.simulated,
+                                        "u": item.not_example},
                                        ensure_ascii=False)
     return item.stream, json.dumps({"t": "e", "s": item.stream, "x": item.x, "y": item.y,
                                     "k": item.key, "l": item.location}, ensure_ascii=False)
@@ -120,7 +122,7 @@ def decode_item(text: str) -> Example | LabelOnly | Rejected:
     if d["t"] == "r":
         return Rejected(d["s"], d["reason"], d["raw"], d["l"])
     if d["t"] == "l":
-        return LabelOnly(d["s"], d["k"], d["y"], d["l"], d["sim"])
+        return LabelOnly(d["s"], d["k"], d["y"], d["l"], d["sim"], d["u"])
     return Example(d["s"], d["x"], d["y"], d["k"], d["l"])
 
 
@@ -270,7 +272,8 @@ class FanOutFunction(_KeyedStateFunction):
             yield from self._fan_out(head, head.flush(final=True))
             if head.stream:  # "": the messages rejected for their key, no stream
                 yield STREAM_ENDS, StreamEnd(head.stream, head.read, head.rejected, head.started,
-                                             head.position if head.delay is not None else None)
+                                             head.position if head.delay is not None else None,
+                                             list((head.delay or head.fanout).classes))
         else:  # a quiet unbounded stream still reports what it has
             yield from self._fan_out(head, head.flush(final=False))
             if timestamp == getattr(head, "flush_due", timestamp):  # the current chain
@@ -394,7 +397,9 @@ class AggregatorFunction(_KeyedStateFunction):
             end, agg = state.end, state.aggregator
             position = end.read - end.rejected if end.position is None else end.position
             yield dumps(summary_record(end.stream, position, end.read, end.rejected,
-                                       time.time() - end.started, agg.final_measures()))
+                                       time.time() - end.started, agg.final_measures(),
+                                       positive_class=self.plans.evaluation.positive,
+                                       classes=end.classes))
             state.summarized = True
         self.state.update(state)
 
