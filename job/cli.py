@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from typing import Any
@@ -144,6 +145,7 @@ def run(config: Config, *, progress: bool = True, tables: bool = True,
     last_comparisons: dict[str, list[dict[str, Any]]] = {}
     summaries: list[dict[str, Any]] = []
     interrupted: int | None = None
+    forced = False
     records, dead_letters = _open_sinks(config)
     total = expected_examples(config)
 
@@ -172,7 +174,7 @@ def run(config: Config, *, progress: bool = True, tables: bool = True,
                 streams = [config.source.stream or default_stream(config.source.resolved_path())]
             result = evaluate(make_plans(config), open_source(config), emit, dead_letters.write,
                               update, streams=streams, stop_on_signals=True)
-            interrupted = result.interrupted
+            interrupted, forced = result.interrupted, result.forced
     if tables:
         print_summary(tables_console, summaries, last_comparisons)
         sink = config.sink
@@ -188,7 +190,13 @@ def run(config: Config, *, progress: bool = True, tables: bool = True,
                                "summary's `rejected` counts them")
     if interrupted is not None:
         progress_console.print(f"stopped ({signal.Signals(interrupted).name}): the records up "
-                               f"to the last complete report and an interrupted summary are written")
+                               f"to the last complete report and an interrupted summary are written"
+                               + ("; the stop was forced, the learners abandoned where they were"
+                                  if forced else ""), highlight=False)
+        if forced:  # the abandoned worker thread may never return: exit without waiting for it
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(exitcodes.for_signal(interrupted))
         return exitcodes.for_signal(interrupted)
     return exitcodes.OK
 

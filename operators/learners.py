@@ -173,6 +173,12 @@ def fold_seeded(value: Any, fold: int) -> Any:
     return value
 
 
+LEARNER_ERRORS = (Exception, SystemExit, KeyboardInterrupt)
+"""What learner code may raise that quarantines its replica: any exception, and ``SystemExit``
+and ``KeyboardInterrupt`` too (a learner's own, not a signal's: the engines run learners where a
+signal does not raise, and a Ctrl-C stops the run instead, job/engines/stopping.py)."""
+
+
 class LearnerTask:
     """One (learner, fold) replica: predicts then trains on the fold's batches.
 
@@ -233,7 +239,7 @@ class LearnerTask:
                     else:
                         for _ in range(w):
                             model.learn_one(x, label)
-            except Exception as exc:  # noqa: BLE001 - any learner bug: quarantine the replica
+            except LEARNER_ERRORS as exc:  # any learner bug: quarantine the replica
                 if phase == "predict":
                     y_pred.append(-1)
                     scored.append(True)
@@ -268,7 +274,7 @@ class LearnerTask:
                         x = {**x, **lag_features(lags[:n_lags])}
                     try:
                         pred = codes.get(model.predict_one(x), -1)
-                    except Exception as exc:  # noqa: BLE001 - quarantine, as in process()
+                    except LEARNER_ERRORS as exc:  # quarantine, as in process()
                         error = self.failed = (position, "predict", error_text(exc))
                 y_pred.append(pred)
             elif kind == LABEL:
@@ -284,7 +290,7 @@ class LearnerTask:
                         else:
                             for _ in range(w):
                                 model.learn_one(x, label)
-                    except Exception as exc:  # noqa: BLE001
+                    except LEARNER_ERRORS as exc:
                         error = self.failed = (position, "learn", error_text(exc))
             else:
                 events.append(event)
