@@ -14,6 +14,7 @@ from rich.console import Console
 
 from foldstream.job import exitcodes
 from foldstream.job.config import Config, ConfigError, load_config
+from foldstream.job.tools.tables import typed
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -182,12 +183,12 @@ def run(config: Config, *, progress: bool = True, tables: bool = True,
                  "stdout": "records: stdout; rejected records: ",
                  "kafka": f"records: Kafka topic {getattr(sink, 'topic', '')}; rejected records: "}[sink.kind]
         dead = getattr(sink, "dead_letter_topic", None) or sink.dead_letters()
-        tables_console.print(f"{where}{dead}")
+        tables_console.print(typed(f"{where}{dead}"))
     lost = getattr(dead_letters, "failed", 0)
     if lost:  # counted, never fatal: the measures are complete
-        progress_console.print(f"warning: {lost:,} rejected record{'s' * (lost > 1)} could not be "
-                               f"written to {dead_letters.path} ({dead_letters.error}); the "
-                               "summary's `rejected` counts them")
+        progress_console.print(typed(f"warning: {lost:,} rejected record{'s' * (lost > 1)} could "
+                                     f"not be written to {dead_letters.path} ({dead_letters.error});"
+                                     " the summary's `rejected` counts them"))
     if interrupted is not None:
         progress_console.print(f"stopped ({signal.Signals(interrupted).name}): the records up "
                                f"to the last complete report and an interrupted summary are written"
@@ -212,10 +213,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = load_config(args.config, args.overrides)
     except ConfigError as error:
-        err.print(f"[red]error:[/] {error}", highlight=False)
+        err.print(f"[red]error:[/] {typed(error)}", highlight=False)
         return exitcodes.UNUSABLE
     if args.command == "validate":
-        Console().print(f"{args.config or 'the embedded default'}: valid "
+        Console().print(f"{typed(args.config or 'the embedded default')}: valid "
                         f"({config.engine.kind} engine, {len(config.learners)} learners, "
                         f"{config.evaluation.mode} with {config.evaluation.folds} folds)")
         return exitcodes.OK
@@ -230,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, KafkaUnavailable, DependencyError) as error:
         # a configuration that cannot run (Flink: an input too large to ship), a broker down,
         # no Java, no jars
-        err.print(f"[red]error:[/] {error}", highlight=False)
+        err.print(f"[red]error:[/] {typed(error)}", highlight=False)
         return exitcodes.UNUSABLE
     except KeyboardInterrupt as stop:
         # the Flink engine's Interrupted says which signal (Ctrl-C or SIGTERM) and its exit code
