@@ -68,6 +68,14 @@ LEARNERS = textwrap.dedent('''
 ''')
 
 
+def wait_until_stuck(process: subprocess.Popen, marker: Path, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not marker.exists():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+
+
 def start(tmp_path: Path, model: str, *extra: str) -> tuple[subprocess.Popen, Path]:
     (tmp_path / "misbehaving.py").write_text(LEARNERS, encoding="utf-8")
     out = tmp_path / "m.jsonl"
@@ -108,11 +116,7 @@ def test_a_stuck_learner_is_abandoned_on_a_second_signal_or_after_sigterms_grace
         tmp_path, model, signals, code):
     process, out = start(tmp_path, model)
     try:
-        deadline = time.monotonic() + 60
-        while not (tmp_path / "stuck").exists():
-            assert process.poll() is None, process.communicate()
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
+        wait_until_stuck(process, tmp_path / "stuck")
         for signum in signals:
             process.send_signal(signum)
             time.sleep(0.3)
@@ -135,6 +139,31 @@ def test_a_stuck_learner_is_abandoned_on_a_second_signal_or_after_sigterms_grace
     assert positions and summary["position"] == positions[-1]
     assert summary["measures"] == [r for r in records
                                    if r["type"] == "measures" and r["position"] == positions[-1]]
+
+
+@pytest.mark.flink
+def test_a_learner_stuck_in_a_flink_worker_does_not_hold_the_client(tmp_path):
+    """Flink runs learners in worker processes: Ctrl-C cancels the job and the client ends with
+    what it has, and an interrupted summary of the stream (none came before)."""
+    process, out = start(tmp_path, "Misbehaving", "--set", "engine.kind=flink",
+                         "--set", "engine.parallelism=1")
+    try:
+        wait_until_stuck(process, tmp_path / "stuck", timeout_s=240)
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=90)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == exitcodes.INTERRUPTED, stderr[-3000:]
+    assert "stopped (Ctrl-C)" in stderr and "Traceback" not in stdout + stderr, stderr[-3000:]
+    records = read_jsonl(out)
+    for record in records:
+        validate_record(record)
+    reports_whole(records)
+    summary = records[-1]
+    assert (summary["type"], summary["interrupted"]) == ("summary", True)
+    assert summary["stream"] and summary["position"] == max(
+        [r["position"] for r in records if r["type"] == "measures"], default=0)
 
 
 @pytest.mark.parametrize("model, error", [("Exiting", "SystemExit: 3"),

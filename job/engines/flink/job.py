@@ -751,12 +751,14 @@ def interruptible():
         return
 
     def handler(signum, frame):
-        if stop.received:
-            return  # a second Ctrl-C while the job is torn down
+        # The first signal stops at once (the job is cancelled: Flink cannot finish a report on
+        # demand, and a learner stuck in a worker process does not hold the client); a second
+        # one ends a teardown that waits (job/engines/stopping.py), except while the
+        # interrupted summaries are written.
         stop.received.append(signum)
         logging.getLogger("py4j").setLevel(logging.CRITICAL + 1)
         if not stop.holding:
-            raise Interrupted(signum)
+            raise Interrupted(stop.received[0])
 
     def quiet(record: logging.LogRecord) -> bool:
         # py4j logs "KeyboardInterrupt while sending command." with its traceback on the root
@@ -823,7 +825,9 @@ def run(config: Config, emit, dead_letter, on_progress=None, source=None,
                 deliver(results, emit, dead_letter, on_progress, delivered, stopped.held)
         except BaseException:
             if stopped:  # a signal (whatever the teardown raised after it)
-                for summary in delivered.interrupted_summaries():
+                stopped.holding = True  # a further signal does not cut the summaries
+                streams = dict.fromkeys(stream for stream, _ in items or ())
+                for summary in delivered.interrupted_summaries(streams):
                     emit(summary)
             raise
 
