@@ -222,13 +222,14 @@ def main(argv: list[str] | None = None) -> int:
         return exitcodes.OK
     from foldstream.connectors.kafka import KafkaUnavailable
     from foldstream.job.engines.flink.deps import DependencyError
+    from foldstream.operators.learners import LearnerBuildError
 
     try:
         if args.resume and config.engine.kind != "flink":
             raise ConfigError("--resume restores a Flink checkpoint: it needs engine.kind: flink")
         return run(config, progress=not args.no_progress, tables=not args.quiet,
                    resume=args.resume)
-    except (ConfigError, KafkaUnavailable, DependencyError) as error:
+    except (ConfigError, KafkaUnavailable, DependencyError, LearnerBuildError) as error:
         # a configuration that cannot run (Flink: an input too large to ship), a broker down,
         # no Java, no jars
         err.print(f"[red]error:[/] {typed(error)}", highlight=False)

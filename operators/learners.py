@@ -179,6 +179,12 @@ and ``KeyboardInterrupt`` too (a learner's own, not a signal's: the engines run 
 signal does not raise, and a Ctrl-C stops the run instead, job/engines/stopping.py)."""
 
 
+class LearnerBuildError(ValueError):
+    """A (learner, fold) replica could not be made: building or cloning its model raised
+    (whatever it raised, ``SystemExit`` and ``KeyboardInterrupt`` included); the message names
+    the learner as ``learners.<name>``."""
+
+
 class LearnerTask:
     """One (learner, fold) replica: predicts then trains on the fold's batches.
 
@@ -203,7 +209,11 @@ class LearnerTask:
         self.spec = spec
         self.fold = fold
         self.prequential = prequential
-        self.model = spec.build(fold)
+        try:
+            self.model = spec.build(fold)
+        except LEARNER_ERRORS as exc:
+            raise LearnerBuildError(f"learners.{spec.name}: its model for fold {fold} could not "
+                                    f"be built or cloned: {error_text(exc)}") from None
         self._weighted = takes_weight(self.model)
         self.failed: tuple[int, str, str] | None = None  # (position, phase, error) once it raised
 

@@ -65,6 +65,16 @@ LEARNERS = textwrap.dedent('''
     class Interrupting(Misbehaving):
         def misbehave(self):
             raise KeyboardInterrupt
+
+
+    class ExitingClone(GaussianNB):
+        def clone(self, *args, **kwargs):
+            raise SystemExit(3)
+
+
+    class InterruptingClone(GaussianNB):
+        def clone(self, *args, **kwargs):
+            raise KeyboardInterrupt
 ''')
 
 
@@ -213,3 +223,15 @@ def test_a_real_ctrl_c_still_stops_a_python_api_run(tmp_path):
     summary = records[-1]
     assert summary["type"] == "summary" and summary["interrupted"] is True
     assert 0 < summary["position"] < 5000
+
+
+@pytest.mark.parametrize("model, error", [("ExitingClone", "SystemExit: 3"),
+                                          ("InterruptingClone", "KeyboardInterrupt")])
+def test_system_exit_or_keyboard_interrupt_from_clone_names_the_learner(tmp_path, model, error):
+    """A replica that cannot be cloned ends the run at start like a bad configuration, whatever
+    its clone() raised (it ended foldstream with exit code 3 and no word, or as a Ctrl-C)."""
+    process, _ = start(tmp_path, model)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == exitcodes.UNUSABLE, stderr
+    assert "Traceback" not in stdout + stderr
+    assert "learners.bad" in stderr and error in stderr
