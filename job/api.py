@@ -274,6 +274,10 @@ def evaluate(source: Any, learners: Any, *, limit: int | None = None, stream: st
     ------
     ConfigError
         Before anything is read, naming the offending key (``evaluation.folds: ...``).
+    KeyboardInterrupt
+        On Ctrl-C (in-process engine, main thread): after the records so far and an interrupted
+        summary are written to ``sink``; a second Ctrl-C does not wait for a stuck learner
+        (job/engines/stopping.py). Its ``exit_code`` is 130.
 
     Examples
     --------
