@@ -31,6 +31,7 @@ import inspect
 import io
 import json
 import os
+import signal
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -273,6 +274,10 @@ def evaluate(source: Any, learners: Any, *, limit: int | None = None, stream: st
     ------
     ConfigError
         Before anything is read, naming the offending key (``evaluation.folds: ...``).
+    KeyboardInterrupt
+        On Ctrl-C (in-process engine, main thread): after the records so far and an interrupted
+        summary are written to ``sink``; a second Ctrl-C does not wait for a stuck learner
+        (job/engines/stopping.py). Its ``exit_code`` is 130.
 
     Examples
     --------
@@ -359,8 +364,15 @@ def run(config: Config, source: Iterable | None = None, *, write: bool = False,
             else:
                 from foldstream.job.engines.inprocess import evaluate as run_inprocess
 
-                run_inprocess(make_plans(config), items if items is not None else open_source(config),
-                              emit, dead_letter, update)
+                # Ctrl-C stops the run (its records so far, an interrupted summary), then raises
+                result = run_inprocess(make_plans(config),
+                                       items if items is not None else open_source(config),
+                                       emit, dead_letter, update, stop_on_signals=True,
+                                       signals=(signal.SIGINT,))
+                if result.interrupted is not None:
+                    from foldstream.job.engines.stopping import Interrupted
+
+                    raise Interrupted(result.interrupted)
     finally:
         for sink in sinks[1:] + dead_sinks[1:]:
             sink.close()

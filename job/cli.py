@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from typing import Any
@@ -13,6 +14,7 @@ from rich.console import Console
 
 from foldstream.job import exitcodes
 from foldstream.job.config import Config, ConfigError, load_config
+from foldstream.job.tools.tables import typed
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -147,6 +149,7 @@ def run(config: Config, *, progress: bool = True, tables: bool = True,
     last_comparisons: dict[str, list[dict[str, Any]]] = {}
     summaries: list[dict[str, Any]] = []
     interrupted: int | None = None
+    forced = False
     records, dead_letters = _open_sinks(config)
     total = expected_examples(config)
 
@@ -175,7 +178,7 @@ def run(config: Config, *, progress: bool = True, tables: bool = True,
                 streams = [config.source.stream or default_stream(config.source.resolved_path())]
             result = evaluate(make_plans(config), open_source(config), emit, dead_letters.write,
                               update, streams=streams, stop_on_signals=True)
-            interrupted = result.interrupted
+            interrupted, forced = result.interrupted, result.forced
     if tables:
         print_summary(tables_console, summaries, last_comparisons)
         sink = config.sink
@@ -183,15 +186,21 @@ def run(config: Config, *, progress: bool = True, tables: bool = True,
                  "stdout": "records: stdout; rejected records: ",
                  "kafka": f"records: Kafka topic {getattr(sink, 'topic', '')}; rejected records: "}[sink.kind]
         dead = getattr(sink, "dead_letter_topic", None) or sink.dead_letters()
-        tables_console.print(f"{where}{dead}")
+        tables_console.print(typed(f"{where}{dead}"))
     lost = getattr(dead_letters, "failed", 0)
     if lost:  # counted, never fatal: the measures are complete
-        progress_console.print(f"warning: {lost:,} rejected record{'s' * (lost > 1)} could not be "
-                               f"written to {dead_letters.path} ({dead_letters.error}); the "
-                               "summary's `rejected` counts them")
+        progress_console.print(typed(f"warning: {lost:,} rejected record{'s' * (lost > 1)} could "
+                                     f"not be written to {dead_letters.path} ({dead_letters.error});"
+                                     " the summary's `rejected` counts them"))
     if interrupted is not None:
         progress_console.print(f"stopped ({signal.Signals(interrupted).name}): the records up "
-                               f"to the last complete report and an interrupted summary are written")
+                               f"to the last complete report and an interrupted summary are written"
+                               + ("; the stop was forced, the learners abandoned where they were"
+                                  if forced else ""), highlight=False)
+        if forced:  # the abandoned worker thread may never return: exit without waiting for it
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(exitcodes.for_signal(interrupted))
         return exitcodes.for_signal(interrupted)
     return exitcodes.OK
 
@@ -207,25 +216,26 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = load_config(args.config, args.overrides)
     except ConfigError as error:
-        err.print(f"[red]error:[/] {error}", highlight=False)
+        err.print(f"[red]error:[/] {typed(error)}", highlight=False)
         return exitcodes.UNUSABLE
     if args.command == "validate":
-        Console().print(f"{args.config or 'the embedded default'}: valid "
+        Console().print(f"{typed(args.config or 'the embedded default')}: valid "
                         f"({config.engine.kind} engine, {len(config.learners)} learners, "
                         f"{config.evaluation.mode} with {config.evaluation.folds} folds)")
         return exitcodes.OK
     from foldstream.connectors.kafka import KafkaUnavailable
     from foldstream.job.engines.flink.deps import DependencyError
+    from foldstream.operators.learners import LearnerBuildError
 
     try:
         if args.resume and config.engine.kind != "flink":
             raise ConfigError("--resume restores a Flink checkpoint: it needs engine.kind: flink")
         return run(config, progress=not args.no_progress, tables=not args.quiet,
                    resume=args.resume)
-    except (ConfigError, KafkaUnavailable, DependencyError) as error:
+    except (ConfigError, KafkaUnavailable, DependencyError, LearnerBuildError) as error:
         # a configuration that cannot run (Flink: an input too large to ship), a broker down,
         # no Java, no jars
-        err.print(f"[red]error:[/] {error}", highlight=False)
+        err.print(f"[red]error:[/] {typed(error)}", highlight=False)
         return exitcodes.UNUSABLE
     except KeyboardInterrupt as stop:
         # the Flink engine's Interrupted says which signal (Ctrl-C or SIGTERM) and its exit code

@@ -144,6 +144,18 @@ def fold_seeded(value: Any, fold: int) -> Any:
     return value
 
 
+LEARNER_ERRORS = (Exception, SystemExit, KeyboardInterrupt)
+"""What learner code may raise that quarantines its replica: any exception, and ``SystemExit``
+and ``KeyboardInterrupt`` too (a learner's own, not a signal's: the engines run learners where a
+signal does not raise, and a Ctrl-C stops the run instead, job/engines/stopping.py)."""
+
+
+class LearnerBuildError(ValueError):
+    """A (learner, fold) replica could not be made: building or cloning its model raised
+    (whatever it raised, ``SystemExit`` and ``KeyboardInterrupt`` included); the message names
+    the learner as ``learners.<name>``."""
+
+
 class LearnerTask:
     """One (learner, fold) replica: predicts then trains on the fold's batches.
 
@@ -168,7 +180,11 @@ class LearnerTask:
         self.spec = spec
         self.fold = fold
         self.prequential = prequential
-        self.model = spec.build(fold)
+        try:
+            self.model = spec.build(fold)
+        except LEARNER_ERRORS as exc:
+            raise LearnerBuildError(f"learners.{spec.name}: its model for fold {fold} could not "
+                                    f"be built or cloned: {error_text(exc)}") from None
         self._weighted = takes_weight(self.model)
         self.failed: tuple[int, str, str] | None = None  # (position, phase, error) once it raised
 
@@ -204,7 +220,7 @@ class LearnerTask:
                     else:
                         for _ in range(w):
                             model.learn_one(x, label)
-            except Exception as exc:  # noqa: BLE001 - any learner bug: quarantine the replica
+            except LEARNER_ERRORS as exc:  # any learner bug: quarantine the replica
                 if phase == "predict":
                     y_pred.append(-1)
                     scored.append(True)
@@ -239,7 +255,7 @@ class LearnerTask:
                         x = {**x, **lag_features(lags[:n_lags])}
                     try:
                         pred = codes.get(model.predict_one(x), -1)
-                    except Exception as exc:  # noqa: BLE001 - quarantine, as in process()
+                    except LEARNER_ERRORS as exc:  # quarantine, as in process()
                         error = self.failed = (position, "predict", error_text(exc))
                 y_pred.append(pred)
             elif kind == LABEL:
@@ -255,7 +271,7 @@ class LearnerTask:
                         else:
                             for _ in range(w):
                                 model.learn_one(x, label)
-                    except Exception as exc:  # noqa: BLE001
+                    except LEARNER_ERRORS as exc:
                         error = self.failed = (position, "learn", error_text(exc))
             else:
                 events.append(event)

@@ -5,6 +5,11 @@ evaluation on a laptop. For each stream it keeps a batcher, a fan-out, ``L x k``
 ``k`` fold evaluators and an aggregator, exactly the keyed state the Flink job holds. With
 delayed labels (docs/method.md §13) a :class:`~foldstream.operators.delay.DelayFanOut` takes
 the place of the batcher and the fan-out, and the other stages are the same objects.
+
+Run by the command line (``stop_on_signals``), the stages work in a thread of their own and the
+main thread waits on signals, so that a learner that never returns can be abandoned
+(job/engines/stopping.py has the rule). That costs a lock per report and a thread switch now and
+then: bench/README.md gives the measured throughput.
 """
 
 from __future__ import annotations
@@ -12,9 +17,11 @@ from __future__ import annotations
 import signal
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+from foldstream.job.engines.stopping import STOP_GRACE_S, Delivered, SignalWatch, in_main_thread
 from foldstream.job.plans import Plans
 from foldstream.operators.delay import BadLabel, DelayFanOut, LabelOnly
 from foldstream.operators.fanout import LabelClash
@@ -103,12 +110,15 @@ class RunResult:
     """What a run did, per stream; ``summaries`` are the ``summary`` records it emitted.
 
     ``interrupted`` is the signal number (``signal.SIGINT``, ``signal.SIGTERM``) that stopped
-    the run before the end of its input, else ``None``.
+    the run before the end of its input, else ``None``. ``forced``: the stop could not wait for
+    the stages (a second signal, or SIGTERM's grace over): the summaries are built from the
+    records delivered, and the worker thread running the stages was abandoned where it was.
     """
 
     summaries: list[Record] = field(default_factory=list)
     wall_time_s: float = 0.0
     interrupted: int | None = None
+    forced: bool = False
 
     @property
     def examples(self) -> int:
@@ -119,31 +129,42 @@ class RunResult:
         return sum(s["examples_rejected"] for s in self.summaries)
 
 
-class _StopFlag:
-    """Turns SIGINT and SIGTERM into a flag that the run checks between source records.
+class _Outlet:
+    """Where a run's records leave: ``emit`` and ``dead_letter``, each report's records together,
+    noted in :attr:`delivered`. Once closed (:meth:`close`: a forced stop), whatever the abandoned
+    stages still hand on is dropped, so that the interrupted summary stays the last record."""
 
-    A signal then never cuts a report in half: the batch being evaluated is finished and its
-    records written, the run stops reading, and each stream's summary says ``interrupted``.
-    Only in the main thread (where Python delivers signals); elsewhere it does nothing.
-    """
+    def __init__(self, emit: Callable[[Record], None], dead_letter: Callable[[Record], None]):
+        self._emit, self._dead_letter = emit, dead_letter
+        self.delivered = Delivered()
+        self._lock = threading.Lock()
+        self._closed = False
 
-    def __init__(self, enabled: bool):
-        self.signum: int | None = None
-        self._previous: dict[int, object] = {}
-        self._enabled = enabled and threading.current_thread() is threading.main_thread()
+    def records(self, records: Iterable[Record]) -> None:
+        with self._lock:
+            if not self._closed:
+                for record in records:
+                    self.delivered.take(record)
+                    self._emit(record)
 
-    def _handle(self, signum: int, frame: object) -> None:
-        self.signum = signum
+    def rejected(self, record: Record) -> None:
+        with self._lock:
+            if not self._closed:
+                self.delivered.take(record)
+                self._dead_letter(record)
 
-    def __enter__(self) -> "_StopFlag":
-        if self._enabled:
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                self._previous[signum] = signal.signal(signum, self._handle)
-        return self
+    def last(self, records: Iterable[Record]) -> None:
+        """After :meth:`close`: the forced stop's own records (the interrupted summaries)."""
+        for record in records:
+            self._emit(record)
 
-    def __exit__(self, *exc: object) -> None:
-        for signum, handler in self._previous.items():
-            signal.signal(signum, handler)
+    def close(self, timeout_s: float) -> None:
+        """No more records from the stages (waits up to ``timeout_s`` for a report being
+        written)."""
+        acquired = self._lock.acquire(timeout=timeout_s)
+        self._closed = True
+        if acquired:
+            self._lock.release()
 
 
 def evaluate(
@@ -155,17 +176,89 @@ def evaluate(
     *,
     streams: Iterable[str] = (),
     stop_on_signals: bool = False,
+    signals: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM),
 ) -> RunResult:
     """Run a bounded source to its end; records go to ``emit``, rejected ones to ``dead_letter``.
 
     ``on_progress(n)`` is called after each batch with the number of source records read so far.
     ``streams`` are the streams known in advance (a file's): each gets a ``summary`` record even
-    when the input is empty. With ``stop_on_signals``, SIGINT (Ctrl-C) and SIGTERM stop the run
-    between two batches: what was evaluated is written whole, then an ``interrupted`` summary
-    per stream, and :attr:`RunResult.interrupted` holds the signal.
+    when the input is empty.
+
+    With ``stop_on_signals`` (in the main thread), ``signals`` (SIGINT (Ctrl-C) and SIGTERM; one
+    that is ignored stays ignored) stop the run between two batches: what was evaluated is
+    written whole, then an ``interrupted`` summary per stream, and :attr:`RunResult.interrupted`
+    holds the signal. The stages then run in a worker thread, so that the stop can be forced
+    (:mod:`foldstream.job.engines.stopping`) whatever a learner is doing: a second signal, or
+    SIGTERM's grace over, ends the run at once with the records delivered and an interrupted
+    summary per stream built from them (:attr:`RunResult.forced`).
     """
+    outlet = _Outlet(emit, dead_letter)
+    stages: dict[str, StreamStages] = {}
+    taken = tuple(s for s in signals if signal.getsignal(s) is not signal.SIG_IGN)
+    if not (stop_on_signals and taken and in_main_thread()):
+        return _evaluate(plans, source, outlet, on_progress, streams, stages, lambda: None)
+    watch = SignalWatch()
+    with _handled(taken, watch):
+        return _abandonable(plans, source, outlet, on_progress, streams, stages, watch)
+
+
+POLL_S = 0.1
+"""How often the main thread looks whether a stop must be forced, while the stages run."""
+
+
+def _abandonable(plans: Plans, source: Iterable[Example | Rejected], outlet: _Outlet,
+                 on_progress: Callable[[int], None] | None, streams: Iterable[str],
+                 stages: dict[str, StreamStages], watch: SignalWatch) -> RunResult:
+    """The stages in a worker thread, the main thread waiting on signals (Python runs their
+    handlers there): a forced stop returns without the worker, which is left where it is."""
     started = time.perf_counter()
-    stages_by_stream: dict[str, StreamStages] = {}
+    outcome: list = []
+    aborted: list[int] = []  # something else raised in the main thread (another handler's error)
+
+    def work() -> None:
+        try:
+            outcome.append(_evaluate(plans, source, outlet, on_progress, streams, stages,
+                                     lambda: watch.signum or (aborted[0] if aborted else None)))
+        except BaseException as error:  # noqa: BLE001 - raised again in the main thread
+            outcome.append(error)
+
+    worker = threading.Thread(target=work, name="foldstream-stages", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive() and not watch.forced():
+            worker.join(POLL_S)
+    except BaseException:
+        aborted.append(signal.SIGTERM)  # stop cleanly if it can, in the grace period
+        worker.join(STOP_GRACE_S)
+        raise
+    if worker.is_alive():  # forced: write what was delivered, and leave the worker
+        outlet.close(timeout_s=1.0)
+        summaries = outlet.delivered.interrupted_summaries(list(stages))
+        outlet.last(summaries)
+        return RunResult(summaries, time.perf_counter() - started, watch.signum, forced=True)
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0]
+
+
+@contextmanager
+def _handled(signals: tuple[int, ...], watch: SignalWatch):
+    """``signals`` noted in ``watch`` (and nothing else) for the duration of the block."""
+    previous = {s: signal.signal(s, lambda signum, frame: watch.receive(signum)) for s in signals}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _evaluate(plans: Plans, source: Iterable[Example | Rejected], outlet: _Outlet,
+              on_progress: Callable[[int], None] | None, streams: Iterable[str],
+              stages_by_stream: dict[str, StreamStages],
+              stopped: Callable[[], int | None]) -> RunResult:
+    """The run itself; ``stopped()``, asked between source records, is the signal that stops
+    it (``None`` until one came)."""
+    started = time.perf_counter()
     read = 0
     max_bytes = plans.dead_letter_max_bytes
 
@@ -177,50 +270,49 @@ def evaluate(
     def reject(stages: StreamStages, item: Rejected) -> None:
         stages.rejected += 1
         item.position = stages.position
-        dead_letter(rejected_record(item, max_bytes))
+        outlet.rejected(rejected_record(item, max_bytes))
 
     for stream in streams:
         stages_of(stream)
-    with _StopFlag(stop_on_signals) as stop:
-        for item in source:
-            simulated = isinstance(item, LabelOnly) and item.simulated  # not a record read
-            read += not simulated
-            if isinstance(item, Rejected):
-                stages = stages_of(item.stream or "")
-                stages.read += 1
-                reject(stages, item)
-            else:
-                stages = stages_of(item.stream)
-                stages.read += not simulated
-                try:
-                    records = stages.add(item)
-                except (LabelClash, BadLabel) as bad:
-                    reject(stages, bad.rejected())
-                    records = None
-                if records is not None:
-                    for record in records:
-                        emit(record)
-                    if on_progress is not None:
-                        on_progress(read)
-            if stop.signum is not None:
-                break
-        if stop.signum is None:
-            for stages in stages_by_stream.values():
-                for record in stages.finish():
-                    emit(record)
-        if on_progress is not None:
-            on_progress(read)
-        wall = time.perf_counter() - started
-        result = RunResult(wall_time_s=wall, interrupted=stop.signum)
+    signum = None
+    for item in source:
+        simulated = isinstance(item, LabelOnly) and item.simulated  # not a record read
+        read += not simulated
+        if isinstance(item, Rejected):
+            stages = stages_of(item.stream or "")
+            stages.read += 1
+            reject(stages, item)
+        else:
+            stages = stages_of(item.stream)
+            stages.read += not simulated
+            try:
+                records = stages.add(item)
+            except (LabelClash, BadLabel) as bad:
+                reject(stages, bad.rejected())
+                records = None
+            if records is not None:
+                outlet.records(records)
+                if on_progress is not None:
+                    on_progress(read)
+        signum = stopped()
+        if signum is not None:
+            break
+    if signum is None:
         for stages in stages_by_stream.values():
-            # Interrupted: the examples left in the batcher were not evaluated.
-            summary = summary_record(stages.stream, stages.evaluated, stages.read,
-                                     stages.rejected, wall, stages.aggregator.final_measures(),
-                                     interrupted=stop.signum is not None,
-                                     positive_class=plans.evaluation.positive,
-                                     classes=(stages.delay or stages.fanout).classes)
-            emit(summary)
-            result.summaries.append(summary)
+            outlet.records(stages.finish())
+    if on_progress is not None:
+        on_progress(read)
+    wall = time.perf_counter() - started
+    result = RunResult(wall_time_s=wall, interrupted=signum)
+    for stages in stages_by_stream.values():
+        # Interrupted: the examples left in the batcher were not evaluated.
+        summary = summary_record(stages.stream, stages.evaluated, stages.read,
+                                 stages.rejected, wall, stages.aggregator.final_measures(),
+                                 interrupted=signum is not None,
+                                 positive_class=plans.evaluation.positive,
+                                 classes=(stages.delay or stages.fanout).classes)
+        outlet.records([summary])
+        result.summaries.append(summary)
     return result
 
 

@@ -51,6 +51,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from foldstream.job import exitcodes
 from foldstream.job.config import Config, ConfigError, FileSource, GeneratorSource, LearnerConfig, \
     WindowConfig, apply_overrides, check_unique, format_errors, read_yaml
+from foldstream.job.tools.plot import literal
+from foldstream.job.tools.tables import typed
 from foldstream.operators.sequential import UNDECIDED
 from foldstream.operators.weights import derive_seed
 
@@ -732,7 +734,7 @@ def rich_table(table: RateTable):
     """The table for the terminal: the rate, its interval below."""
     from rich.table import Table
 
-    out = Table(title=f"rejection rates, {'pooled' if table.dataset == 'all' else table.dataset}"
+    out = Table(title=f"rejection rates, {'pooled' if table.dataset == 'all' else typed(table.dataset)}"
                       f" ({table.replications} runs per cell; 95% Wilson intervals)")
     out.add_column("test, look", style="bold", no_wrap=True)
     for condition, mode in table.columns:
@@ -783,7 +785,7 @@ def rates_figure(rates: Sequence[Rate], alpha: float, dataset: str = "all"):
     figure.legend(handles, labels, loc="lower center", ncol=max(len(labels), 1), fontsize=7,
                   frameon=False)
     n = max((r.replications for r in mine), default=0)
-    figure.suptitle(f"rejection rates ({'pooled over the datasets' if dataset == 'all' else dataset}"
+    figure.suptitle(f"rejection rates ({'pooled over the datasets' if dataset == 'all' else literal(dataset)}"
                     f", {n} runs per point); dashed: alpha = {alpha}", fontsize=10)
     figure.tight_layout(rect=(0, 0.08, 1, 1))
     return figure
@@ -937,7 +939,7 @@ def _progress(total: int, completed: int, enabled: bool, console
 
         def line(result: ReplicationResult) -> None:
             done[0] += 1
-            console.print(f"{done[0]}/{total} replications: {result.dataset} {result.mode} "
+            console.print(f"{done[0]}/{total} replications: {typed(result.dataset)} {result.mode} "
                           f"#{result.replication} in {result.wall_time_s:.1f} s", soft_wrap=True,
                           highlight=False)
 
@@ -987,10 +989,10 @@ def main(args) -> int:
         done = run_experiment(experiment, results, workers=workers, progress=not args.quiet,
                               console=err)
     except ConfigError as error:
-        err.print(f"[red]error:[/] {error}", highlight=False)
+        err.print(f"[red]error:[/] {typed(error)}", highlight=False)
         return exitcodes.UNUSABLE
     except ReplicationFailed as error:
-        err.print(f"[red]error:[/] {error}; the replications done are kept in {results}",
+        err.print(f"[red]error:[/] {typed(error)}; the replications done are kept in {typed(results)}",
                   highlight=False, soft_wrap=True)
         return exitcodes.FAILED
     if done.results:
@@ -999,11 +1001,11 @@ def main(args) -> int:
         Console(width=max(Console().width, 160)).print(rich_table(rate_table(done.rates)))
     total = len(tasks(experiment))
     if done.interrupted is not None:
-        err.print(f"stopped: {len(done.results)} of {total} replications are in {results}; "
+        err.print(f"stopped: {len(done.results)} of {total} replications are in {typed(results)}; "
                   f"the same command continues from there", highlight=False, soft_wrap=True)
         return done.interrupted
     if not args.quiet:
-        err.print(f"{done.ran} replications run, {done.skipped} found in {results}; "
+        err.print(f"{done.ran} replications run, {done.skipped} found in {typed(results)}; "
                   f"{time.strftime('%H:%M:%S', time.gmtime(done.wall_time_s))} wall; "
-                  f"rates.json, table.md, rates.png in {out}", highlight=False, soft_wrap=True)
+                  f"rates.json, table.md, rates.png in {typed(out)}", highlight=False, soft_wrap=True)
     return exitcodes.OK

@@ -119,6 +119,21 @@ def _series(records: list[Record], pick) -> tuple[list[int], list[float], list[f
 
 
 # ---------------------------------------------------------------------------------- helpers
+def literal(text: str) -> str:
+    """A text for a figure (title, label, legend entry, annotation) that matplotlib shows as
+    typed: every ``$`` escaped, so that a stream or learner named ``a$b$c`` is not typeset as
+    math. Every figure text with user text in it goes through it, in ``plot``, ``report`` and
+    ``experiment``.
+
+    >>> literal("a$b$c")
+    'a\\\\$b\\\\$c'
+    >>> from matplotlib.text import Text
+    >>> Text(text=literal("a$b$c"))._preprocess_math(literal("a$b$c"))  # what is drawn
+    ('a$b$c', False)
+    """
+    return str(text).replace("$", r"\$")
+
+
 def _new_figure(figsize: tuple[float, float] = FIGSIZE, **kwargs):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -144,7 +159,7 @@ def _setup(record: Record) -> str:
 
 
 def _finish_axes(ax, ylabel: str) -> None:
-    ax.set_ylabel(ylabel)
+    ax.set_ylabel(literal(ylabel))
     ax.grid(True, alpha=0.35)
     ax.margins(x=0.01)
 
@@ -179,11 +194,12 @@ def measure_figure(data: StreamRecords, measure: str):
     for name in learners:
         positions, means, lows, highs = _series(data.measures[name], _measure_picker(measure))
         ax.fill_between(positions, lows, highs, color=colors[name], alpha=BAND_ALPHA, lw=0)
-        ax.plot(positions, means, color=colors[name], lw=1.6, label=name)
+        ax.plot(positions, means, color=colors[name], lw=1.6, label=literal(name))
         drawn.append((means, lows, highs))
     clipped = _robust_ylim(ax, drawn)
     k = data.first["folds"]
-    ax.set_title(f"{measure} on stream {data.stream}\n{_setup(data.first)}", fontsize="medium")
+    ax.set_title(literal(f"{measure} on stream {data.stream}\n{_setup(data.first)}"),
+                 fontsize="medium")
     _finish_axes(ax, measure)
     band = "band: min-max of folds" + (",\nclipped to the axes" if clipped else "")
     _legend(ax, title=f"mean over {k} folds;\n{band}" if k > 1 else None)
@@ -233,12 +249,12 @@ def _alarm_strip(ax, data: StreamRecords, colors: dict[str, Any]) -> None:
         if xs:
             ax.scatter(xs, [rows[name]] * len(xs), marker="|", s=60, color=colors[name],
                        linewidths=0.8)
-    ax.set_yticks(range(len(rows)), list(rows), fontsize="x-small")
+    ax.set_yticks(range(len(rows)), [literal(name) for name in rows], fontsize="x-small")
     ax.set_ylim(-0.7, len(rows) - 0.3)
     ax.invert_yaxis()
     n = len(data.alarms)
     ax.set_ylabel(f"alarms\n({n})", fontsize="small")
-    ax.set_xlabel(f"position in stream {data.stream} (examples)")
+    ax.set_xlabel(literal(f"position in stream {data.stream} (examples)"))
     ax.grid(True, axis="x", alpha=0.35)
 
 
@@ -251,9 +267,10 @@ def window_size_figure(data: StreamRecords):
         positions, means, lows, highs = _series(
             records, lambda r: (sum(r["window_size"]) / len(r["window_size"]), r["window_size"]))
         ax.fill_between(positions, lows, highs, color=colors[name], alpha=BAND_ALPHA, lw=0)
-        ax.plot(positions, means, color=colors[name], lw=1.6, label=name)
-    ax.set_title(f"window size on stream {data.stream}\n{_setup(data.first)}", fontsize="medium")
-    ax.set_xlabel(f"position in stream {data.stream} (examples)")
+        ax.plot(positions, means, color=colors[name], lw=1.6, label=literal(name))
+    ax.set_title(literal(f"window size on stream {data.stream}\n{_setup(data.first)}"),
+                 fontsize="medium")
+    ax.set_xlabel(literal(f"position in stream {data.stream} (examples)"))
     _finish_axes(ax, "examples in the window")
     _legend(ax, title="mean over folds;\nband: min-max of folds" if data.first["folds"] > 1 else None)
     return figure
@@ -282,19 +299,19 @@ def pvalues_figure(data: StreamRecords):
             positions = [r["position"] for r in series]
             color = colors[f"{a} vs {b}"]
             ax.plot(positions, [_number(r["wilcoxon"]["p_value"]) for r in series], color=color,
-                    lw=1.5, label=f"{a} vs {b}: Wilcoxon")
+                    lw=1.5, label=literal(f"{a} vs {b}: Wilcoxon"))
             ax.plot(positions, [_number(r["sign"]["p_value"]) for r in series], color=color,
-                    lw=1.2, ls="--", label=f"{a} vs {b}: sign")
+                    lw=1.2, ls="--", label=literal(f"{a} vs {b}: sign"))
         if alpha is not None:
             ax.axhline(alpha, color="crimson", lw=1.0, ls=":", label=f"α = {alpha}")
         ax.set_yscale("log")
-        ax.set_title(f"{measure}", fontsize="medium", loc="left")
+        ax.set_title(literal(measure), fontsize="medium", loc="left")
         _finish_axes(ax, "p-value (log)")
     _legend(axes[0])  # the same pairs and styles in every axes: one legend
-    figure.suptitle(
+    figure.suptitle(literal(
         f"paired tests over {data.first['folds']} folds on stream {data.stream}: below α, "
-        f"the pair differs significantly\n{_setup(data.first)}", fontsize="medium")
-    axes[-1].set_xlabel(f"position in stream {data.stream} (examples)")
+        f"the pair differs significantly\n{_setup(data.first)}"), fontsize="medium")
+    axes[-1].set_xlabel(literal(f"position in stream {data.stream} (examples)"))
     return figure
 
 
@@ -357,19 +374,19 @@ def verdicts_figure(data: StreamRecords):
             ax.axvline(decided, color="crimson", lw=1.2, ls="--",
                        label=f"first decided at position {decided:,}")
         for y, va, name in ((0.97, "top", b), (0.03, "bottom", a)):
-            ax.text(0.99, y, f"{'above' if name == b else 'below'} 0: "
-                             f"{BETTER.format(name=name)}",
+            ax.text(0.99, y, literal(f"{'above' if name == b else 'below'} 0: "
+                                     f"{BETTER.format(name=name)}"),
                     transform=ax.transAxes, va=va, ha="right", fontsize="small", color="dimgray")
         last = series[-1]
-        ax.set_title(f"{measure}, {a} vs {b}, at position {last['position']:,}: "
-                     + sequential_text(seq[-1]["verdict"], a, b, seq[-1]["lower"],
-                                       seq[-1]["upper"]),
+        ax.set_title(literal(f"{measure}, {a} vs {b}, at position {last['position']:,}: "
+                             + sequential_text(seq[-1]["verdict"], a, b, seq[-1]["lower"],
+                                               seq[-1]["upper"])),
                      fontsize="small", loc="left")
         _finish_axes(ax, f"error({a}) − error({b})")
         _legend(ax)
-    figure.suptitle(f"live verdicts on stream {data.stream}: models, any time "
-                    f"(docs/method.md §12)\n{_setup(data.first)}", fontsize="medium")
-    axes[-1].set_xlabel(f"position in stream {data.stream} (examples)")
+    figure.suptitle(literal(f"live verdicts on stream {data.stream}: models, any time "
+                            f"(docs/method.md §12)\n{_setup(data.first)}"), fontsize="medium")
+    axes[-1].set_xlabel(literal(f"position in stream {data.stream} (examples)"))
     return figure
 
 
@@ -441,7 +458,7 @@ def cd_figure(ranking: Record, alpha: float | None = None):
         y = -(row + 1.0) - 0.35 * len(groups)
         x_end = ax.get_xlim()[0] + 0.15 if left else ax.get_xlim()[1] - 0.15
         ax.plot([rank, rank, x_end], [0, y, y], color="dimgray", lw=0.9)
-        ax.text(x_end, y + 0.08, f"{name} ({rank:.2f})", ha="left" if left else "right",
+        ax.text(x_end, y + 0.08, literal(f"{name} ({rank:.2f})"), ha="left" if left else "right",
                 va="bottom", fontsize="small")
     # cliques: learners not significantly different
     for g, (i, j) in enumerate(groups):
@@ -451,9 +468,10 @@ def cd_figure(ranking: Record, alpha: float | None = None):
     level = f"Nemenyi, α = {alpha}" if alpha is not None else "Nemenyi"
     friedman = ranking["friedman"]["p_value"]
     friedman = f"; Friedman p = {friedman:.3g}" if friedman is not None else ""
-    ax.set_title(f"average ranks of {ranking['measure']} over folds, stream {ranking['stream']} "
-                 f"at position {ranking['position']}\n(1 = best; bars join learners not "
-                 f"significantly different, {level}{friedman})", fontsize="medium")
+    ax.set_title(literal(f"average ranks of {ranking['measure']} over folds, stream "
+                         f"{ranking['stream']} at position {ranking['position']}\n(1 = best; bars "
+                         f"join learners not significantly different, {level}{friedman})"),
+                 fontsize="medium")
     return figure
 
 

@@ -34,6 +34,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
     TimeElapsedColumn
 
 from foldstream.job.config import Config
+from foldstream.job.tools.tables import typed
 from foldstream.operators.delay import LabelOnly
 from foldstream.operators.records import Example, Rejected
 
@@ -137,7 +138,7 @@ class _Sender:
 
 
 def _progress(total: int | None, topic: str, console: Console) -> Progress:
-    columns = [SpinnerColumn(), TextColumn(f"[bold]producing to {topic}"), BarColumn(),
+    columns = [SpinnerColumn(), TextColumn(f"[bold]producing to {typed(topic)}"), BarColumn(),
                MofNCompleteColumn(), TextColumn("examples"), TimeElapsedColumn()]
     return Progress(*columns, console=console, transient=False)
 
@@ -145,7 +146,7 @@ def _progress(total: int | None, topic: str, console: Console) -> Progress:
 def _report_rejected(rejected: Rejected, count: int, err: Console) -> None:
     if count <= SHOWN_REJECTED:
         where = f"{rejected.location}: " if rejected.location else ""
-        err.print(f"[yellow]skipped[/] {where}{rejected.reason}", highlight=False)
+        err.print(f"[yellow]skipped[/] {typed(where)}{typed(rejected.reason)}", highlight=False)
     elif count == SHOWN_REJECTED + 1:
         err.print("[yellow]skipped[/] more rejected rows (counted, not shown)", highlight=False)
 
@@ -332,7 +333,7 @@ def main(args) -> int:
                          labels_topic=getattr(args, "labels_topic", None),
                          id_field=getattr(args, "id_field", None))
     except (ConfigError, ValueError, KafkaUnavailable) as error:
-        err.print(f"[red]error:[/] {error}", highlight=False)
+        err.print(f"[red]error:[/] {typed(error)}", highlight=False)
         return 2
     print(summary_text(result, args.bootstrap_servers, args.topic))
     sys.stdout.flush()

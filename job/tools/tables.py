@@ -1,7 +1,9 @@
 """What a person sees in the terminal: a progress bar while a run goes, tables when it ends.
 
 The number formats, the verdict's markup and the table of paired tests live here once;
-``foldstream watch`` (:mod:`.watch`) shows its live tables with them.
+``foldstream watch`` (:mod:`.watch`) shows its live tables with them. Every text a user typed
+(a stream, a learner, a path, a reason) goes into rich markup through :func:`typed`, so that
+``[bold]x[/bold]`` or ``[/]`` in a name is shown as typed, never read as markup.
 """
 
 from __future__ import annotations
@@ -38,6 +40,18 @@ def progress_bar(total: int | None, enabled: bool, console: Console) -> Iterator
         yield lambda n: progress.update(task, completed=n)
 
 
+def typed(value: Any) -> str:
+    """A user's text (a name, a path, a reason, a value) as rich markup that shows it as typed.
+
+    >>> typed("[bold]x[/bold]"), typed("[/]"), typed(3)
+    ('\\\\[bold]x\\\\[/bold]', '\\\\[/]', '3')
+    >>> from rich.text import Text
+    >>> Text.from_markup(typed("a [red]b[/] [/]")).plain
+    'a [red]b[/] [/]'
+    """
+    return escape(str(value))
+
+
 def fmt(value: float | None, digits: int = 3) -> str:
     """A number with ``digits`` decimals, or a dash for an undefined one.
 
@@ -65,13 +79,13 @@ def verdict_markup(verdict: FoldVerdict) -> str:
     >>> verdict_markup(FoldVerdict("nb", ("sign test",), "nb better (…)"))
     '[green]nb better (…)[/]'
     """
-    text = escape(verdict.text)
+    text = typed(verdict.text)
     return f"[green]{text}[/]" if verdict.better is not None else text
 
 
 def measures_table(summary: dict[str, Any]) -> Table:
     """Per learner, mean ± std over folds of the headline measures at the end of the stream."""
-    table = Table(title=f"stream {summary['stream']}: {summary['position']} examples, "
+    table = Table(title=f"stream {typed(summary['stream'])}: {summary['position']} examples, "
                         f"last window (mean ± std over folds)")
     table.add_column("learner", style="bold")
     for name in SUMMARY_MEASURES:
@@ -81,7 +95,7 @@ def measures_table(summary: dict[str, Any]) -> Table:
         for name in SUMMARY_MEASURES:
             value = record["values"].get(name, {})
             cells.append(f"{fmt(value.get('mean'))}±{fmt(value.get('std'))}")
-        table.add_row(record["learner"], *cells)
+        table.add_row(typed(record["learner"]), *cells)
     return table
 
 
@@ -101,7 +115,7 @@ def sequential_markup(record: Record) -> str:
     sequential = record.get("sequential")
     if not sequential:
         return ""
-    text = escape(sequential_text(sequential["verdict"], record["a"], record["b"],
+    text = typed(sequential_text(sequential["verdict"], record["a"], record["b"],
                                   sequential["lower"], sequential["upper"]))
     return text if sequential["verdict"] == UNDECIDED else f"[green]{text}[/]"
 
@@ -124,7 +138,7 @@ def comparisons_table(comparisons: Sequence[Record], measures: Mapping[str, Reco
         table.add_column(column, justify="right" if column.endswith(("p", "wins")) else "left")
     for record in comparisons:
         w, s = record["wilcoxon"], record["sign"]
-        cells = [escape(record["measure"]), escape(f"{record['a']} vs {record['b']}"),
+        cells = [typed(record["measure"]), typed(f"{record['a']} vs {record['b']}"),
                  fmt_p(w["p_value"]), fmt_p(s["p_value"]), f"{s['wins_a']}:{s['wins_b']}",
                  verdict_markup(fold_verdict(record, measures))]
         table.add_row(*cells, *([sequential_markup(record)] if live else []))

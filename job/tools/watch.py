@@ -17,12 +17,11 @@ from dataclasses import dataclass, field
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from foldstream.job.tools.schema import RecordReader, describe_window
-from foldstream.job.tools.tables import comparisons_table, fmt, fmt_p
+from foldstream.job.tools.tables import comparisons_table, fmt, fmt_p, typed
 from foldstream.operators.records import Record
 from foldstream.operators.sequential import UNDECIDED
 from foldstream.operators.verdicts import sequential_text
@@ -186,7 +185,7 @@ class WatchState:
     def _title(self, view: StreamView) -> str:
         rate = view.meter.rate(self.clock())
         rate_text = f"{rate:,.0f} examples/s" if rate is not None else "rate —"
-        bits = [f"stream {escape(view.name)}", f"position {view.position:,}", rate_text]
+        bits = [f"stream {typed(view.name)}", f"position {view.position:,}", rate_text]
         if view.rejected:
             bits.append(f"{view.rejected} rejected")
         return " · ".join(bits)
@@ -207,7 +206,7 @@ class WatchState:
         table.add_column("learner", style="bold")
         table.add_column("at", justify="right")
         for measure in self.measures:
-            table.add_column(escape(measure), justify="right")  # recall[up] is no markup
+            table.add_column(typed(measure), justify="right")  # recall[up] is no markup
         table.add_column("window (mean)", justify="right")
         for name, record in view.measures.items():
             cells = []
@@ -216,7 +215,7 @@ class WatchState:
                 cells.append("n/a" if value is None else
                              f"{fmt(value['mean'])} ± {fmt(value['std'])}")
             sizes = record["window_size"]
-            table.add_row(name, f"{record['position']:,}", *cells,
+            table.add_row(typed(name), f"{record['position']:,}", *cells,
                           f"{sum(sizes) / len(sizes):,.0f}")
         return table
 
@@ -261,8 +260,8 @@ class WatchState:
         for column in ("position", "learner", "fold", "detector"):
             table.add_column(column, justify="right" if column in ("position", "fold") else "left")
         for alarm in reversed(view.alarms):
-            table.add_row(f"{alarm['position']:,}", alarm["learner"], str(alarm["fold"]),
-                          alarm["detector"])
+            table.add_row(f"{alarm['position']:,}", typed(alarm["learner"]), str(alarm["fold"]),
+                          typed(alarm["detector"]))
         return table
 
 

@@ -53,6 +53,7 @@ from foldstream.job.engines.flink.beam_sampler import skip_state_sampler_thread
 from foldstream.job.config import Config
 from foldstream.job.plans import Plans, make_plans, open_source
 from foldstream.job.engines.flink.routing import fold_routes
+from foldstream.job.engines.stopping import Delivered, Interrupted
 from foldstream.operators.aggregator import Aggregator
 from foldstream.operators.delay import BadLabel, DelayFanOut, LabelOnly
 from foldstream.operators.evaluator import FoldEvaluator
@@ -703,25 +704,6 @@ def check_kafka(config: Config) -> None:
                         topics=[sink.topic, sink.dead_letter_topic])
 
 
-class Interrupted(KeyboardInterrupt):
-    """A Flink run stopped by Ctrl-C (SIGINT) or SIGTERM; :attr:`exit_code` is
-    :data:`foldstream.job.exitcodes.INTERRUPTED` or :data:`~foldstream.job.exitcodes.TERMINATED`.
-
-    >>> Interrupted(15).exit_code, str(Interrupted(2))
-    (143, 'SIGINT')
-    """
-
-    def __init__(self, signum: int):
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-    @property
-    def exit_code(self) -> int:
-        from foldstream.job import exitcodes
-
-        return exitcodes.INTERRUPTED if self.signum == signal.SIGINT else exitcodes.TERMINATED
-
-
 class Stop:
     """The signal an :func:`interruptible` block received, if any (truthy once one came), and
     :meth:`held`, a section that a signal does not cut: the signal waits for its end.
@@ -774,12 +756,14 @@ def interruptible():
         return
 
     def handler(signum, frame):
-        if stop.received:
-            return  # a second Ctrl-C while the job is torn down
+        # The first signal stops at once (the job is cancelled: Flink cannot finish a report on
+        # demand, and a learner stuck in a worker process does not hold the client); a second
+        # one ends a teardown that waits (job/engines/stopping.py), except while the
+        # interrupted summaries are written.
         stop.received.append(signum)
         logging.getLogger("py4j").setLevel(logging.CRITICAL + 1)
         if not stop.holding:
-            raise Interrupted(signum)
+            raise Interrupted(stop.received[0])
 
     def quiet(record: logging.LogRecord) -> bool:
         # py4j logs "KeyboardInterrupt while sending command." with its traceback on the root
@@ -846,63 +830,11 @@ def run(config: Config, emit, dead_letter, on_progress=None, source=None,
                 deliver(results, emit, dead_letter, on_progress, delivered, stopped.held)
         except BaseException:
             if stopped:  # a signal (whatever the teardown raised after it)
-                for summary in delivered.interrupted_summaries():
+                stopped.holding = True  # a further signal does not cut the summaries
+                streams = dict.fromkeys(stream for stream, _ in items or ())
+                for summary in delivered.interrupted_summaries(streams):
                     emit(summary)
             raise
-
-
-@dataclass
-class Delivered:
-    """What the client has handed on, per stream: enough for the summaries of a run stopped by
-    a signal, which Flink no longer writes (:meth:`interrupted_summaries`)."""
-
-    started: float = field(default_factory=time.time)
-    last: dict[str, dict[str, dict]] = field(default_factory=dict)  # stream: learner: measures
-    rejected: dict[str, int] = field(default_factory=dict)
-    summarized: set[str] = field(default_factory=set)
-
-    def take(self, record: dict) -> None:
-        stream, kind = record.get("stream"), record.get("type")
-        if kind == "measures":
-            self.last.setdefault(stream, {})[record["learner"]] = record
-        elif kind == "rejected" and stream:
-            self.rejected[stream] = self.rejected.get(stream, 0) + 1
-        elif kind == "summary":
-            self.summarized.add(stream)
-
-    def interrupted_summaries(self) -> list[dict]:
-        """A summary marked ``interrupted`` for each stream that has none: its last report's
-        position and measures, the rejected records seen (what was read after that report is
-        not known here).
-
-        >>> d = Delivered(started=time.time() - 2)
-        >>> d.take({"type": "measures", "stream": "s", "learner": "nb", "position": 100})
-        >>> d.take({"type": "rejected", "stream": "s"})
-        >>> [(r["position"], r["examples_read"], r["interrupted"]) for r in d.interrupted_summaries()]
-        [(100, 101, True)]
-        """
-        out = []
-        for stream, last in self.last.items():
-            if stream in self.summarized:
-                continue
-            # delayed labels: several reports share a position, told apart by ``labelled``
-            at = max(_report_at(r) for r in last.values())
-            position, rejected = at[0], self.rejected.get(stream, 0)
-            out.append(summary_record(stream, position, position + rejected, rejected,
-                                      time.time() - self.started,
-                                      [r for r in last.values() if _report_at(r) == at],
-                                      interrupted=True))
-        return out
-
-
-def _report_at(record: dict) -> tuple[int, int]:
-    """Where a ``measures`` record stands: its position, and its labelled examples (delayed
-    labels, docs/method.md §13; 0 otherwise), in the order the reports come.
-
-    >>> _report_at({"position": 900, "labelled": 700}) > _report_at({"position": 900, "labelled": 600})
-    True
-    """
-    return record["position"], record.get("labelled", 0)
 
 
 def deliver(tagged: Iterable[str], emit, dead_letter, on_progress=None,
