@@ -11,6 +11,11 @@ from foldstream.operators.weights import derive_seed
 from foldstream.operators.delay import ARRIVAL, LABEL, DelayFoldBatch, DelayPredictionBatch
 from foldstream.operators.records import FoldBatch, Label, PredictionBatch, error_text
 
+LEARNER_ERRORS = (Exception, SystemExit, KeyboardInterrupt)
+"""What learner code may raise that quarantines its replica: any exception, and ``SystemExit``
+and ``KeyboardInterrupt`` too (a learner's own, not a signal's: the engines run learners where a
+signal does not raise, and a Ctrl-C stops the run instead, job/engines/stopping.py)."""
+
 
 def build_model(model: str, params: dict[str, Any] | None = None, args: list[Any] | None = None):
     """Instantiate a model from its dotted path; nested ``{"model": ...}`` values are built too.
@@ -72,7 +77,7 @@ def check_classifier(model: Any) -> None:
         raise ValueError("the pipeline does not end with a classifier")
     try:
         model.clone()
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - any failure, named
+    except LEARNER_ERRORS as exc:  # any failure, named (SystemExit and Ctrl-C from clone() too)
         raise ValueError(f"{type(model).__name__}.clone() failed, and every fold trains a "
                          f"clone: {type(exc).__name__}: {exc}") from None
 
@@ -144,10 +149,6 @@ def fold_seeded(value: Any, fold: int) -> Any:
     return value
 
 
-LEARNER_ERRORS = (Exception, SystemExit, KeyboardInterrupt)
-"""What learner code may raise that quarantines its replica: any exception, and ``SystemExit``
-and ``KeyboardInterrupt`` too (a learner's own, not a signal's: the engines run learners where a
-signal does not raise, and a Ctrl-C stops the run instead, job/engines/stopping.py)."""
 
 
 class LearnerBuildError(ValueError):
