@@ -288,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         from importlib import import_module
 
         return import_module(f"foldstream.job.tools.{args.command}").main(args)
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)  # a long path stays whole, to copy
     try:
         config = load_config(args.config, args.overrides)
         check_sinks(config)
