@@ -21,6 +21,7 @@ A file sink must never hurt what it is pointed at, nor leave a file a reader can
 from __future__ import annotations
 
 import errno
+import io
 import json
 import os
 import stat
@@ -39,8 +40,9 @@ try:
 except ImportError:  # pragma: no cover - Windows: no POSIX locks, files are not locked
     fcntl = None  # type: ignore[assignment]
 
-#: Bytes a :class:`JsonLinesSink` gathers before it writes them (whole lines only).
-BUFFER_BYTES = 1 << 16
+#: Bytes a :class:`JsonLinesSink` gathers before it writes them (whole lines only): Python's
+#: own buffer size, so that a reader tailing the file sees records as soon as it did before.
+BUFFER_BYTES = io.DEFAULT_BUFFER_SIZE
 
 
 class SinkUnavailable(ValueError):
@@ -162,10 +164,14 @@ def check_outputs(outputs: Iterable[Named], inputs: Iterable[Named] = ()) -> Non
     """Raise :class:`SinkUnavailable` naming the key unless every output can be written and is
     neither an input nor another output (devices such as ``/dev/null`` may be shared).
 
-    >>> check_outputs([Named("sink.path", "/tmp/a.jsonl")], [Named("source.path", "/tmp/./a.jsonl")])
-    Traceback (most recent call last):
-    foldstream.connectors.sinks.SinkUnavailable: sink.path: /tmp/a.jsonl is the file of source.path (/tmp/./a.jsonl): a run never writes over its input
-    >>> check_outputs([Named("sink.path", "/dev/null"), Named("sink.dead_letter_path", "/dev/null")])
+    >>> source = [Named("source.path", "/tmp/./a.jsonl")]
+    >>> try:
+    ...     check_outputs([Named("sink.path", "/tmp/a.jsonl")], source)
+    ... except SinkUnavailable as error:
+    ...     print(error)
+    sink.path: /tmp/a.jsonl is the file of source.path (/tmp/./a.jsonl): a run never ...
+    >>> devices = [Named("sink.path", "/dev/null"), Named("sink.dead_letter_path", "/dev/null")]
+    >>> check_outputs(devices)
     """
     inputs = [(named, _identity(named.path)) for named in inputs]
     seen: list[tuple[Named, tuple]] = []
