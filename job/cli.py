@@ -239,7 +239,8 @@ def _ends_cleanly(main):
 
     * the reader of standard output went away (``foldstream ... | head``): standard output is
       pointed at ``os.devnull`` (Python's documented recipe, so that the final flush cannot
-      fail again) and the command exits with :data:`exitcodes.BROKEN_PIPE`;
+      fail again; rich's Console does the same itself, then exits with 1) and the command exits
+      with :data:`exitcodes.BROKEN_PIPE`;
     * the system refused a write to a sink (a full disk, an I/O error): the message names the
       file and the reason, the file holds whole lines only (:class:`SinkWriteFailed`), and the
       command exits with :data:`exitcodes.WRITE_FAILED`.
@@ -257,6 +258,10 @@ def _ends_cleanly(main):
         except BrokenPipeError:
             _silence_stdout()
             return exitcodes.BROKEN_PIPE
+        except SystemExit as stop:  # rich's Console ends the same case itself, with exit code 1
+            if isinstance(stop.__context__, BrokenPipeError):
+                return exitcodes.BROKEN_PIPE
+            raise
         except SinkWriteFailed as error:
             from rich.markup import escape
 

@@ -204,3 +204,29 @@ def test_a_broken_input_ends_with_a_message_and_its_exit_code(case: Case, inputs
 def test_the_cases_have_unique_names():
     names = [case.id for case in CASES + MORE_CASES]
     assert len(names) == len(set(names))
+
+
+#: Commands that write to standard output, for :func:`test_a_closed_pipe_ends_any_command_quietly`.
+PIPED = {
+    "schema": "schema",
+    "schema-check": "schema --check {metrics}",
+    "validate": "validate",
+    "run": "run --quiet {tiny} --set 'sink={{kind: stdout, dead_letter_path: {tmp}/d.jsonl}}'",
+    "plot": "plot {metrics} --out {tmp}/plots",
+    "report": "report {metrics} -o {tmp}/r.html",
+    "watch": "watch --no-follow {metrics}",
+}
+
+
+@pytest.mark.parametrize("command", PIPED.values(), ids=PIPED.keys())
+def test_a_closed_pipe_ends_any_command_quietly(command, inputs, tmp_path):
+    """``foldstream ... | head``, its reader gone before the first line: exit code 141 (128 +
+    SIGPIPE) and nothing on standard error."""
+    args = shlex.split(command.format(**inputs))
+    process = subprocess.Popen([sys.executable, "-m", "foldstream.job.cli", *args],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
+                               env={**os.environ, "COLUMNS": "100"})
+    process.stdout.close()  # every write to standard output now fails with EPIPE
+    err = process.stderr.read().decode("utf-8", "replace")
+    assert process.wait(timeout=TIMEOUT_S) == exitcodes.BROKEN_PIPE, err
+    assert err == ""

@@ -436,6 +436,8 @@ def main(args) -> int:
 
         try:
             return exitcodes.FAILED if check_files(args.check) else exitcodes.OK
+        except BrokenPipeError:  # the reader of the report went away: the command line's
+            raise
         except OSError as error:  # missing, a folder, unreadable: nothing more to check
             print(f"error: cannot read {error.filename or ' '.join(args.check)}: "
                   f"{error.strerror or error}", file=sys.stderr)
