@@ -123,15 +123,55 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _open_sinks(config: Config):
-    """Where the client writes records; a Kafka sink is written by the job itself."""
-    from foldstream.connectors.sinks import DeadLetterSink, JsonLinesSink, MemorySink, StdoutSink
+def check_sinks(config: Config) -> None:
+    """Raise :class:`ConfigError` naming the key if a sink would write over the source or
+    another sink of the run (files compared as files, Kafka topics on the same servers), or
+    cannot be written (:func:`foldstream.connectors.sinks.check_outputs`)."""
+    from foldstream.connectors.sinks import Named, SinkUnavailable, check_outputs
 
+    sink, source = config.sink, config.source
+    if sink.kind == "kafka":
+        ours = [("sink.topic", sink.topic), ("sink.dead_letter_topic", sink.dead_letter_topic)]
+        theirs = [("source.topic", getattr(source, "topic", None)),
+                  ("source.labels_topic", getattr(source, "labels_topic", None))]
+        same_servers = getattr(source, "bootstrap_servers", None) == sink.bootstrap_servers
+        for n, (key, topic) in enumerate(ours):
+            for other, taken in ours[:n] + (theirs if same_servers else []):
+                if topic == taken:
+                    raise ConfigError(f"{key}: {topic!r} is also {other}: each output needs a "
+                                      f"topic of its own, and a run never writes into its input")
+        return
+    outputs = [Named("sink.dead_letter_path", sink.dead_letters())]
+    if sink.kind == "file":
+        outputs.insert(0, Named("sink.path", sink.path))
+    inputs = [Named("source.path", source.resolved_path())] if source.kind == "file" else []
+    try:
+        check_outputs(outputs, inputs)
+    except SinkUnavailable as error:
+        raise ConfigError(str(error)) from None
+
+
+def _open_sinks(config: Config):
+    """Where the client writes records (checked first: :func:`check_sinks`); a Kafka sink is
+    written by the job itself."""
+    from foldstream.connectors.sinks import DeadLetterSink, JsonLinesSink, MemorySink, \
+        SinkUnavailable, StdoutSink
+
+    check_sinks(config)
     sink = config.sink
     if sink.kind == "kafka":
         return MemorySink(), MemorySink()
-    records = JsonLinesSink(sink.path) if sink.kind == "file" else StdoutSink()
-    return records, DeadLetterSink(sink.dead_letters())
+    key = "sink.path"
+    try:
+        records = JsonLinesSink(sink.path) if sink.kind == "file" else StdoutSink()
+        key = "sink.dead_letter_path"
+        try:
+            return records, DeadLetterSink(sink.dead_letters())
+        except BaseException:
+            records.close()
+            raise
+    except SinkUnavailable as error:  # locked by another run, or refused by the system
+        raise ConfigError(f"{key}: {error}") from None
 
 
 def run(config: Config, *, progress: bool = True, tables: bool = True,
@@ -205,6 +245,58 @@ def run(config: Config, *, progress: bool = True, tables: bool = True,
     return exitcodes.OK
 
 
+def _ends_cleanly(main):
+    """Two ends of a command that are not errors of foldstream, in one line and no traceback:
+
+    * the reader of standard output went away (``foldstream ... | head``): standard output is
+      pointed at ``os.devnull`` (Python's documented recipe, so that the final flush cannot
+      fail again; rich's Console does the same itself, then exits with 1) and the command exits
+      with :data:`exitcodes.BROKEN_PIPE`;
+    * the system refused a write to a sink (a full disk, an I/O error): the message names the
+      file and the reason, the file holds whole lines only (:class:`SinkWriteFailed`), and the
+      command exits with :data:`exitcodes.WRITE_FAILED`.
+    """
+    import functools
+
+    from foldstream.connectors.sinks import SinkWriteFailed
+
+    @functools.wraps(main)
+    def command(argv: list[str] | None = None) -> int:
+        try:
+            code = main(argv)
+            sys.stdout.flush()  # a pipe closed early fails here, not at the interpreter's exit
+            return code
+        except BrokenPipeError:
+            _silence_stdout()
+            return exitcodes.BROKEN_PIPE
+        except SystemExit as stop:  # rich's Console ends the same case itself, with exit code 1
+            if isinstance(stop.__context__, BrokenPipeError):
+                return exitcodes.BROKEN_PIPE
+            raise
+        except SinkWriteFailed as error:
+            from rich.markup import escape
+
+            if error.filename == "standard output":
+                _silence_stdout()
+            kept = "" if error.lines is None else \
+                f"; it holds the first {error.lines:,} records, each line whole"
+            Console(stderr=True).print(
+                f"[red]error:[/] cannot write {escape(error.filename)}: "
+                f"{escape(error.strerror or '')}; the run stopped{kept}", highlight=False,
+                soft_wrap=True)
+            return exitcodes.WRITE_FAILED
+    return command
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no descriptor (a test's captured stream)
+        pass
+
+
+@_ends_cleanly
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command in ("schema", "plot", "watch", "produce", "dashboard", "report",
@@ -212,9 +304,10 @@ def main(argv: list[str] | None = None) -> int:
         from importlib import import_module
 
         return import_module(f"foldstream.job.tools.{args.command}").main(args)
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)  # a long path stays whole, to copy
     try:
         config = load_config(args.config, args.overrides)
+        check_sinks(config)
     except ConfigError as error:
         err.print(f"[red]error:[/] {typed(error)}", highlight=False)
         return exitcodes.UNUSABLE

@@ -578,6 +578,9 @@ def read_yaml(path: str | Path | None, what: str = "configuration",
             text, origin = Path(path).read_text(encoding="utf-8"), str(path)
         except OSError as error:
             raise ConfigError(f"cannot read the {what} {path}: {error.strerror}") from None
+        except UnicodeDecodeError as error:
+            raise ConfigError(f"cannot read the {what} {path}: not UTF-8 text (byte "
+                              f"{error.start})") from None
     try:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as error:

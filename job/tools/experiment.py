@@ -547,14 +547,23 @@ def read_results(path: str | Path, experiment: ExperimentConfig | None = None
     kept: dict[tuple[str, str, int], ReplicationResult] = {}
     broken = 0
     mine = fingerprint(experiment) if experiment is not None else None
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:  # not a line cut by a kill: another file
+                raise ConfigError(f"{path}, line {number}: not text (bytes that are not UTF-8), "
+                                  f"so not a results file; give another --results file or "
+                                  f"--out folder") from None
             if not line.strip():
                 continue
+            if broken:  # only the last line can be cut by a kill: the file was damaged
+                raise ConfigError(f"{path}, line {broken_at}: not a results line, and more "
+                                  f"follow; repair or remove the file")
             try:
                 result = ReplicationResult.from_json(json.loads(line))
             except (ValueError, KeyError, TypeError, AttributeError):
-                broken += 1
+                broken, broken_at = broken + 1, number
                 continue
             if mine is not None and result.experiment != mine:
                 raise ResultsMismatch(
@@ -978,6 +987,8 @@ def add_parser(commands) -> None:
 def main(args) -> int:
     from rich.console import Console
 
+    from foldstream.connectors.sinks import writable_reason
+
     err = Console(stderr=True)
     try:
         experiment = load_experiment(args.config, args.overrides)
@@ -986,6 +997,10 @@ def main(args) -> int:
             raise ConfigError(f"--workers: expected at least 1, got {workers}")
         out = Path(args.out) if args.out else Path("out/experiments") / Path(args.config).stem
         results = Path(args.results) if args.results else out / "results.jsonl"
+        for key, target in (("--out", out / "rates.json"), ("--results", results)):
+            reason = writable_reason(target)
+            if reason:
+                raise ConfigError(f"{key}: cannot write {target}: {reason}")
         done = run_experiment(experiment, results, workers=workers, progress=not args.quiet,
                               console=err)
     except ConfigError as error:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from foldstream.connectors.parts import Assembler
+from foldstream.job import exitcodes
 from foldstream.operators.records import Record
 
 
@@ -450,7 +451,19 @@ def check_files(paths: list[str], out=None, limit: int = 10) -> int:
 def main(args) -> int:
     """``foldstream schema [--check FILE ...]``: print the schema, or validate files with it."""
     if args.check:
-        return 1 if check_files(args.check) else 0
+        from foldstream.connectors.kafka import KafkaUnavailable
+
+        try:
+            return exitcodes.FAILED if check_files(args.check) else exitcodes.OK
+        except BrokenPipeError:  # the reader of the report went away: the command line's
+            raise
+        except OSError as error:  # missing, a folder, unreadable: nothing more to check
+            print(f"error: cannot read {error.filename or ' '.join(args.check)}: "
+                  f"{error.strerror or error}", file=sys.stderr)
+            return exitcodes.UNUSABLE
+        except KafkaUnavailable as error:
+            print(f"error: {error}", file=sys.stderr)
+            return exitcodes.UNUSABLE
     print(json.dumps(load_schema(), indent=2, ensure_ascii=False))
     return 0
 
