@@ -246,7 +246,7 @@ def run(config: Config, *, progress: bool = True, tables: bool = True,
 
 
 def _ends_cleanly(main):
-    """Two ends of a command that are not errors of foldstream, in one line and no traceback:
+    """The ends of a command that are not its normal end, each in one line and no traceback:
 
     * the reader of standard output went away (``foldstream ... | head``): standard output is
       pointed at ``os.devnull`` (Python's documented recipe, so that the final flush cannot
@@ -254,7 +254,9 @@ def _ends_cleanly(main):
       with :data:`exitcodes.BROKEN_PIPE`;
     * the system refused a write to a sink (a full disk, an I/O error): the message names the
       file and the reason, the file holds whole lines only (:class:`SinkWriteFailed`), and the
-      command exits with :data:`exitcodes.WRITE_FAILED`.
+      command exits with :data:`exitcodes.WRITE_FAILED`;
+    * anything else raised (a Flink job that failed after it started, a bug): its type and first
+      line, the traceback written to a file named in the message, exit :data:`exitcodes.FAILED`.
     """
     import functools
 
@@ -285,7 +287,35 @@ def _ends_cleanly(main):
                 f"{escape(error.strerror or '')}; the run stopped{kept}", highlight=False,
                 soft_wrap=True)
             return exitcodes.WRITE_FAILED
+        except Exception as error:  # noqa: BLE001 - a failure no check foresaw: one line, no traceback
+            if os.environ.get("FOLDSTREAM_TRACEBACK"):
+                raise
+            Console(stderr=True).print(f"[red]error:[/] {_unforeseen(error)}", highlight=False,
+                                       soft_wrap=True)
+            return exitcodes.FAILED
     return command
+
+
+def _unforeseen(error: BaseException) -> str:
+    """The one line shown for an error that no check of foldstream foresaw (a failed job, a bug):
+    its type and message, and where its traceback went (a file in the temporary folder, for a
+    bug report; ``FOLDSTREAM_TRACEBACK=1`` shows it instead)."""
+    import tempfile
+    import traceback
+
+    from rich.markup import escape
+
+    text = "".join(traceback.format_exception(error))
+    try:
+        with tempfile.NamedTemporaryFile("w", prefix="foldstream-error-", suffix=".txt",
+                                         delete=False, encoding="utf-8") as file:
+            file.write(text)
+        where = f"the traceback is in {file.name}"
+    except OSError:
+        where = "set FOLDSTREAM_TRACEBACK=1 to see the traceback"
+    message = str(error).strip().splitlines()
+    first = message[0] if message else ""
+    return escape(f"{type(error).__name__}: {first} ({where})")
 
 
 def _silence_stdout() -> None:

@@ -9,8 +9,8 @@ code  name          meaning
 ====  ============  ===========================================================================
 0     OK            done (a bounded input evaluated to its end; ``validate``: the file is valid)
 1     FAILED        the command ran and failed: the job failed after it started (an error
-                    inside it; Python prints the traceback), or ``schema --check`` found
-                    invalid records
+                    inside it: one line names it, its traceback goes to a file the line
+                    names), or ``schema --check`` found invalid records
 2     UNUSABLE      nothing was run: a bad configuration or command line (the message names the
                     key), or a dependency that is not there (no Kafka broker answers at the
                     bootstrap servers, a topic is missing, no Java, no connector jars)

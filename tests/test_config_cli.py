@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from foldstream.job import exitcodes
 from foldstream.job.cli import main
 from foldstream.job.config import ConfigError, load_config
 
@@ -103,3 +104,27 @@ def test_kafka_client_properties_reach_the_clients_as_kafka_spells_them():
     sink = load_config(None, ["source={kind: kafka}", "sink={kind: kafka, properties: "
                               "{linger.ms: 5, enable.idempotence: false}}", "engine.kind=flink"])
     assert properties_text(sink.sink.properties) == {"linger.ms": "5", "enable.idempotence": "false"}
+
+
+def test_an_error_no_check_foresaw_is_one_line_and_its_traceback_a_file(monkeypatch, capsys):
+    """A failure that no check of foldstream foresaw (a bug, a job failing after it started)
+    ends with one line naming it and the file holding its traceback, exit code 1: no traceback
+    on the terminal (issue 18: no traceback reaches a user)."""
+    from foldstream.job import cli
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("an [unforeseen] failure\nsecond line")
+
+    monkeypatch.setattr(cli, "run", broken)
+    monkeypatch.delenv("FOLDSTREAM_TRACEBACK", raising=False)
+    code = cli.main(["run", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == exitcodes.FAILED
+    assert "Traceback" not in err and "second line" not in err
+    assert "RuntimeError: an [unforeseen] failure" in " ".join(err.split())
+    path = err.split("the traceback is in ")[1].split(")")[0].strip()
+    assert "Traceback" in Path(path).read_text() and "second line" in Path(path).read_text()
+    Path(path).unlink()
+    monkeypatch.setenv("FOLDSTREAM_TRACEBACK", "1")
+    with pytest.raises(RuntimeError):
+        cli.main(["run", "--no-progress"])
