@@ -130,6 +130,8 @@ class LearnerSpec:
     lags: int = 0  # previous labels added as features (docs/method.md §9); 0: no wrapper
     prototype: Any = None  # a model object to clone instead of building ``model``
     fold_seeds: bool = False  # each fold's `seed` parameters derived from (seed, fold)
+    options: str = ""  # a MOA learner's option string (``model`` starts with ``moa.``)
+    jvm_options: tuple[str, ...] = ()  # a MOA learner's JVM options (engine.jvm_options)
 
     def build(self, fold: int | None = None):
         """A fresh model: never a shared or pre-trained instance.
@@ -147,6 +149,11 @@ class LearnerSpec:
         (True, True)
         """
         derive = self.fold_seeds and fold is not None
+        if self.model.startswith("moa."):  # MOA's classifiers (operators/moa.py)
+            from foldstream.operators.moa import DEFAULT_JVM_OPTIONS, MoaClassifier
+
+            return MoaClassifier(self.model, self.options, fold if derive else None,
+                                 self.jvm_options or DEFAULT_JVM_OPTIONS)
         if self.prototype is not None:
             if derive and "seed" in self.prototype._get_params():
                 return self.prototype.clone({"seed": derive_seed(self.prototype.seed, fold)})
@@ -205,6 +212,12 @@ class LearnerTask:
         if isinstance(batch, DelayFoldBatch):
             return self._process_delayed(batch)
         model, prequential, weighted = self.model, self.prequential, self._weighted
+        if self.failed is None and hasattr(model, "run_batch"):  # MOA's: one call per batch
+            y_pred, scored, error = model.run_batch(batch, prequential, self.spec.lags)
+            self.failed = error
+            return PredictionBatch(batch.stream, batch.fold, self.spec.name, batch.seq,
+                                   batch.start, batch.y, batch.prev_y, y_pred, scored,
+                                   batch.classes, batch.final, error)
         codes = {label: code for code, label in enumerate(batch.classes)}
         lags = batch.lags if self.spec.lags else None
         n_lags = self.spec.lags
