@@ -44,6 +44,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -67,6 +68,7 @@ JAVA_SOURCE = Path(__file__).parent / "java" / "foldstream" / "moa" / "FoldLearn
 _lock = threading.Lock()
 _java: Any = None  # the FoldLearner class once the JVM runs
 _options: tuple[str, ...] | None = None  # set by configure_jvm before the JVM starts
+_last_rows: tuple | None = None  # (xs, feature names, rows) of the last batch encoded
 
 
 def configure_jvm(options: Sequence[str]) -> None:
@@ -302,6 +304,9 @@ class MoaClassifier:
 
         Returns the rows and, for a value MOA's header cannot take, the index of its example
         and the reason (the rows stop there)."""
+        rows = self._numeric_rows(xs)
+        if rows is not None:
+            return rows, None, None
         learner = self._java()
         features, nominal = self.features, self.nominal
         for i, x in enumerate(xs):
@@ -328,6 +333,31 @@ class MoaClassifier:
                     return self._rows(xs[:i]), i, (f"feature {name!r}: {value!r} is text, but its "
                                                    f"first value was a number (a numeric attribute)")
         return self._rows(xs), None, None
+
+    def _numeric_rows(self, xs: Sequence[dict]) -> np.ndarray | None:
+        """The common case fast: every example has exactly the known features, all numeric
+        (else None: the general path). The rows of the last batch are kept, so the folds of one
+        batch, which share its ``xs``, encode it once."""
+        global _last_rows
+        features = self.features
+        if not features or self.nominal:
+            return None
+        keys = tuple(features)
+        if _last_rows is not None and _last_rows[0] is xs and _last_rows[1] == keys:
+            return _last_rows[2]
+        d = len(keys)
+        if not all(len(x) == d for x in xs):
+            return None
+        getter = itemgetter(*keys) if d > 1 else (lambda x: (x[keys[0]],))
+        try:
+            rows = np.array(list(map(getter, xs)))
+        except KeyError:
+            return None
+        if rows.dtype.kind not in "fiub" or rows.shape != (len(xs), d):  # text, None: general
+            return None
+        rows = rows.astype(np.float64)
+        _last_rows = (xs, keys, rows)
+        return rows
 
     def _rows(self, xs: Sequence[dict]) -> np.ndarray:
         features, nominal = self.features, self.nominal
@@ -358,7 +388,7 @@ class MoaClassifier:
         out = learner.process(jpype.JArray(jpype.JDouble)(rows.ravel()),
                               jpype.JArray(jpype.JInt)(np.asarray(y[:n], dtype=np.int32)),
                               jpype.JArray(jpype.JInt)(np.asarray(weights[:n], dtype=np.int32)),
-                              jpype.JArray(jpype.JBoolean)(list(predict[:n])))
+                              jpype.JArray(jpype.JBoolean)(np.asarray(predict[:n], dtype=bool)))
         pred = np.asarray(out).tolist() + [-1] * (len(xs) - n)
         if learner.errorIndex >= 0:
             text = error_text(_as_error(str(learner.errorText)))
