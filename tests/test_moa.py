@@ -188,3 +188,15 @@ def test_equal_to_moas_evaluate_prequential(tmp_path, elec_path):
         got = last[last.learner == name].set_index("measure")["mean"]
         for measure, value in want.items():
             assert abs(got[measure] - value) <= 1e-9, (name, measure, got[measure], value)
+
+
+def test_delayed_labels_reach_a_moa_learner():
+    """Delayed labels (docs/method.md §13) take river's per-example path: predict at arrival,
+    train at the label, through ``predict_one``/``learn_one``."""
+    from river.datasets import synth
+
+    results = foldstream.evaluate(synth.SEA(seed=3), {"nb": moa("bayes.NaiveBayes")}, limit=1500,
+                                  folds=2, delay={"examples": 20})
+    assert not [r for r in results.records if r["type"] == "learner_error"]
+    accuracy = results.measures("accuracy")
+    assert accuracy[accuracy.position == accuracy.position.max()]["mean"].iloc[0] > 0.8
