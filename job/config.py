@@ -396,6 +396,16 @@ class EngineConfig(_Strict):
         return (2 if self.learner_slots == "own" else 1) * self.parallelism
 
 
+def jvm_options_first(data: Any) -> Any:
+    """Set engine.jvm_options of raw configuration ``data`` before its learners are checked:
+    a MOA learner's check starts this process's JVM (operators/moa.py), once."""
+    engine = data.get("engine") if isinstance(data, dict) else None
+    options = engine.get("jvm_options") if isinstance(engine, dict) else None
+    if isinstance(options, list) and all(isinstance(o, str) for o in options):
+        configure_jvm(options)
+    return data
+
+
 class Config(_Strict):
     source: Source
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
@@ -406,12 +416,7 @@ class Config(_Strict):
     @model_validator(mode="before")
     @classmethod
     def _jvm_options_first(cls, data: Any) -> Any:
-        # A MOA learner's check starts this process's JVM: with engine.jvm_options, so set first
-        engine = data.get("engine") if isinstance(data, dict) else None
-        options = engine.get("jvm_options") if isinstance(engine, dict) else None
-        if isinstance(options, list) and all(isinstance(o, str) for o in options):
-            configure_jvm(options)
-        return data
+        return jvm_options_first(data)
 
     @field_validator("learners")
     @classmethod

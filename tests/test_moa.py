@@ -13,6 +13,7 @@ import gzip
 import pickle
 import random
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -200,3 +201,22 @@ def test_delayed_labels_reach_a_moa_learner():
     assert not [r for r in results.records if r["type"] == "learner_error"]
     accuracy = results.measures("accuracy")
     assert accuracy[accuracy.position == accuracy.position.max()]["mean"].iloc[0] > 0.8
+
+
+@pytest.mark.parametrize("how", ["yaml", "python"])
+def test_engine_jvm_options_start_the_jvm(how):
+    """engine.jvm_options reach the JVM, though the learners' check starts it (a fresh process:
+    a JVM starts once per process)."""
+    if how == "yaml":
+        run = ("from foldstream.job.config import load_config; load_config(None, ["
+               "'engine.jvm_options=[-Xmx200m]', 'learners=[{name: a, model: "
+               "moa.classifiers.bayes.NaiveBayes}]'])")
+    else:
+        run = ("import foldstream; from river.datasets import synth; foldstream.evaluate("
+               "synth.SEA(seed=1), {'a': foldstream.moa('bayes.NaiveBayes')}, limit=10, "
+               "folds=2, engine={'jvm_options': ['-Xmx200m']})")
+    code = (f"{run}\nimport jpype\n"
+            "print(jpype.JClass('java.lang.Runtime').getRuntime().maxMemory() // 2**20)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert int(proc.stdout.split()[-1]) < 256  # -Xmx200m, not the default -Xmx1g
