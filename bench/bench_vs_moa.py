@@ -7,6 +7,8 @@ Two measurements:
   :class:`~foldstream.operators.moa.MoaClassifier`, two boundary crossings per example), and per
   batch (:class:`~foldstream.operators.learners.LearnerTask` on fold batches of ``--batch``
   examples: one crossing per batch). Electricity, one fold, weight 1.
+* ``--memory N``: RSS (the process's, JVM included) and the JVM's used heap after a GC at
+  100,000, N/2 and N examples of SEA, 10-fold bootstrap of MOA's Hoeffding tree, ADWIN windows.
 * ``cv``: all of Electricity, 10-fold bootstrap, MOA's learner: MOA's task (its own CPU time of
   the evaluation, as it reports it, and the wall time of the whole ``java`` command) and
   ``foldstream.evaluate`` in process with the default ADWIN windows and alarms (wall time).
@@ -113,13 +115,53 @@ def paths(learner: str, batch: int) -> dict[str, float]:
     return result
 
 
+def memory(limit: int, learner: str) -> None:
+    """RSS and the JVM's heap over a long generated stream (bench_memory.py's marks)."""
+    from bench_memory import rss_mb
+
+    from foldstream.job.config import load_config
+    from foldstream.job.engines.inprocess import evaluate
+
+    from foldstream.job.plans import make_plans, open_source
+
+    model, options = split_learner(learner)
+    config = load_config(None, [
+        f"source={{kind: generator, model: river.datasets.synth.SEA, limit: {limit}, seed: 1}}",
+        f"learners=[{{name: m, model: {model}, options: '{options}'}}]",
+        "evaluation.window={kind: adwin, delta: 0.002}", "evaluation.folds=10",
+    ])
+    marks = {100_000: None, limit // 2: None, limit: None}
+    started = time.perf_counter()
+
+    def heap_mb() -> float:
+        import jpype
+
+        runtime = jpype.JClass("java.lang.Runtime").getRuntime()
+        jpype.JClass("java.lang.System").gc()
+        return (runtime.totalMemory() - runtime.freeMemory()) / 2**20
+
+    def progress(n: int) -> None:
+        for mark in marks:
+            if marks[mark] is None and n >= mark:
+                marks[mark] = rss_mb()
+                print(f"{n:>9} examples: RSS {marks[mark]:.1f} MB, JVM heap used {heap_mb():.1f} MB "
+                      f"({time.perf_counter() - started:.0f} s)", flush=True)
+
+    evaluate(make_plans(config), open_source(config), lambda r: None, lambda r: None, progress)
+    print(f"{learner}: RSS growth from 100k to {limit}: {marks[limit] - marks[100_000]:+.1f} MB")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--learners", default="trees.HoeffdingTree,bayes.NaiveBayes")
     parser.add_argument("--folds", type=int, default=10)
     parser.add_argument("--batch", type=int, default=500)
     parser.add_argument("--skip-paths", action="store_true")
+    parser.add_argument("--memory", type=int, default=0, help="only the memory run, N examples")
     args = parser.parse_args(argv)
+    if args.memory:
+        memory(args.memory, args.learners.split(",")[0])
+        return 0
     import jpype
 
     print(f"python {platform.python_version()}, MOA {MOA_VERSION}, jpype {jpype.__version__}, "

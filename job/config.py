@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from foldstream.operators.delay import MAX_PENDING
 from foldstream.operators.evaluator import REPORT_EVERY
 from foldstream.operators.measures import MEASURES
-from foldstream.operators.moa import DEFAULT_JVM_OPTIONS, configure_jvm
+from foldstream.operators.moa import DEFAULT_JVM_OPTIONS, check_config, configure_jvm, is_moa
 from foldstream.operators.normalization import MAX_MATRICES, NORMALIZABLE
 from foldstream.operators.sequential import V_MIN
 from foldstream.operators.records import DEAD_LETTER_MAX_BYTES
@@ -259,9 +259,7 @@ class LearnerConfig(_Strict):
     def _builds(self) -> "LearnerConfig":
         from foldstream.operators.learners import build_model, check_classifier
 
-        if self.model.startswith("moa."):  # MOA's classifiers (operators/moa.py)
-            from foldstream.operators.moa import check_config
-
+        if is_moa(self.model):  # MOA's classifiers (operators/moa.py)
             check_config(self.model, self.options, self.params, self.args)
             return self
         if self.options:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from foldstream.operators.imports import import_object
+from foldstream.operators.moa import MoaClassifier, is_moa
 from foldstream.operators.weights import derive_seed
 from foldstream.operators.delay import ARRIVAL, LABEL, DelayFoldBatch, DelayPredictionBatch
 from foldstream.operators.records import FoldBatch, Label, PredictionBatch, error_text
@@ -149,11 +150,9 @@ class LearnerSpec:
         (True, True)
         """
         derive = self.fold_seeds and fold is not None
-        if self.model.startswith("moa."):  # MOA's classifiers (operators/moa.py)
-            from foldstream.operators.moa import DEFAULT_JVM_OPTIONS, MoaClassifier
-
+        if is_moa(self.model):  # MOA's classifiers (operators/moa.py)
             return MoaClassifier(self.model, self.options, fold if derive else None,
-                                 self.jvm_options or DEFAULT_JVM_OPTIONS)
+                                 self.jvm_options)
         if self.prototype is not None:
             if derive and "seed" in self.prototype._get_params():
                 return self.prototype.clone({"seed": derive_seed(self.prototype.seed, fold)})

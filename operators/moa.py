@@ -51,13 +51,13 @@ from typing import Any, Sequence
 import numpy as np
 
 from foldstream.operators.records import error_text
+from foldstream.operators.weights import derive_seed
 from foldstream.operators.wheels import DependencyError, default_cache_dir, fetch, sha256, valid_jar
 
 MOA_VERSION = "24.07"
 MOA_WHEEL = "capymoa==0.15.1"
 MOA_MEMBER = "capymoa/jar/moa.jar"
 MOA_SHA256 = "e7d7c3d533a4800bf2581f820d2c1e9310d70ff40b52fc1a742793eceb89a660"
-PREFIX = "moa."  # a learner's ``model`` that starts so is a MOA class
 MOA_PACKAGE = "moa.classifiers."
 DEFAULT_JVM_OPTIONS = ("-Xmx1g",)
 MOA_SEED = 1  # MOA's default random seed, which fold_seeds derives each fold's from
@@ -69,6 +69,16 @@ _lock = threading.Lock()
 _java: Any = None  # the FoldLearner class once the JVM runs
 _options: tuple[str, ...] | None = None  # set by configure_jvm before the JVM starts
 _last_rows: tuple | None = None  # (xs, feature names, rows) of the last batch encoded
+
+
+def is_moa(model: str) -> bool:
+    """Whether a learner's ``model`` names a MOA class (the one rule, for the configuration
+    and the learner task).
+
+    >>> is_moa("moa.classifiers.trees.HoeffdingTree"), is_moa("river.tree.HoeffdingTreeClassifier")
+    (True, False)
+    """
+    return model.startswith("moa.")
 
 
 def configure_jvm(options: Sequence[str]) -> None:
@@ -261,11 +271,11 @@ class MoaClassifier:
     """
 
     def __init__(self, model: str, options: str = "", seed_fold: int | None = None,
-                 jvm_options: Sequence[str] = DEFAULT_JVM_OPTIONS):
+                 jvm_options: Sequence[str] = ()):
         self.model = model
         self.options = options
         self.seed_fold = seed_fold  # the fold whose seed is derived (fold_seeds), or None
-        self.jvm_options = tuple(jvm_options)
+        self.jvm_options = tuple(jvm_options)  # () : DEFAULT_JVM_OPTIONS
         self.classes: list[Any] = []
         self.features: dict[str, int] = {}
         self.nominal: dict[int, dict[str, int]] = {}  # feature index -> value -> code
@@ -274,13 +284,9 @@ class MoaClassifier:
     # -- construction ------------------------------------------------------------------------
     def _java(self) -> Any:
         if self._learner is None:
-            FoldLearner = start_jvm(self.jvm_options)
+            FoldLearner = start_jvm(self.jvm_options or DEFAULT_JVM_OPTIONS)
             cli = cli_string(self.model, self.options)
-            seed = None
-            if self.seed_fold is not None:
-                from foldstream.operators.weights import derive_seed
-
-                seed = derive_seed(MOA_SEED, self.seed_fold)
+            seed = None if self.seed_fold is None else derive_seed(MOA_SEED, self.seed_fold)
             import jpype
 
             self._learner = FoldLearner.create(cli, None if seed is None else jpype.JInt(seed))
@@ -436,7 +442,7 @@ class MoaClassifier:
         self.__dict__.update(state)
         self._learner = None
         if data is not None:
-            self._learner = start_jvm(self.jvm_options).fromBytes(data)
+            self._learner = start_jvm(self.jvm_options or DEFAULT_JVM_OPTIONS).fromBytes(data)
 
 
 def moa(learner: str) -> dict[str, str]:

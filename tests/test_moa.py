@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import foldstream
+from foldstream.job.config import ConfigError, load_config
 from foldstream.operators.fanout import FanOut, FanOutPlan
 from foldstream.operators.learners import LearnerSpec, LearnerTask
 from foldstream.operators.moa import MoaClassifier, ensure_moa_jar, moa
@@ -41,20 +42,25 @@ def _validate(tmp_path: Path, learner: str) -> subprocess.CompletedProcess:
     ("{name: a, model: moa.streams.generators.SEAGenerator}", "starts with 'moa.classifiers.'"),
     ("{name: a, model: moa.classifiers.trees.HoeffdingTree, options: '-x 1'}",
      "Unknown option: -x"),
+    ("{name: a, model: moa.classifiers.trees.HoeffdingTree, options: '-g abc'}",
+     'NumberFormatException: For input string: "abc"'),
     ("{name: a, model: moa.classifiers.trees.HoeffdingTree, params: {g: 1}}", "not params"),
     ("{name: a, model: river.naive_bayes.GaussianNB, options: '-g 1'}", "only a MOA classifier"),
 ])
-def test_validate_names_the_key_and_moas_message(tmp_path, learner, words):
-    proc = _validate(tmp_path, learner)
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    text = " ".join((proc.stdout + proc.stderr).split())
+def test_a_bad_moa_learner_fails_at_start_naming_the_key_and_moas_message(learner, words):
+    with pytest.raises(ConfigError) as error:
+        load_config(None, [f"learners=[{learner}]"])
+    text = " ".join(str(error.value).split())
     assert "learners.0" in text and words in text, text
 
 
-def test_validate_accepts_a_moa_learner(tmp_path):
-    proc = _validate(tmp_path, "{name: a, model: moa.classifiers.trees.HoeffdingTree, "
+def test_validate_exits_2_on_a_bad_moa_learner_and_accepts_a_good_one(tmp_path):
+    bad = _validate(tmp_path, "{name: a, model: moa.classifiers.trees.HoeffdingTree, "
+                              "options: '-x 1'}")
+    assert bad.returncode == 2 and "Unknown option: -x" in " ".join(bad.stderr.split())
+    good = _validate(tmp_path, "{name: a, model: moa.classifiers.trees.HoeffdingTree, "
                                "options: '-g 100 -c 0.01'}")
-    assert proc.returncode == 0, proc.stderr
+    assert good.returncode == 0, good.stderr
 
 
 def test_python_name():
