@@ -161,8 +161,11 @@ def start_jvm(options: Sequence[str] = DEFAULT_JVM_OPTIONS) -> Any:
                 jvm = jpype.getDefaultJVMPath()
             except jpype.JVMNotFoundException:
                 raise DependencyError(f"no Java found: {JDK_HINT}") from None
-            jpype.startJVM(jvm, *(_options if _options is not None else options), classpath=[str(jar), str(classes)],
-                           convertStrings=True)
+            jpype.startJVM(jvm, *(_options if _options is not None else options),
+                           classpath=[str(jar), str(classes)], convertStrings=True)
+            # What MOA prints goes to stderr: stdout may be the sink of the records
+            system = jpype.JClass("java.lang.System")
+            system.setOut(system.err)
         _java = jpype.JClass("foldstream.moa.FoldLearner")
         return _java
 
