@@ -25,16 +25,15 @@ from foldstream.operators.learners import LearnerSpec, LearnerTask
 from foldstream.operators.moa import MoaClassifier, ensure_moa_jar, moa
 from foldstream.operators.records import ExampleBatch
 
-REPO = Path(__file__).resolve().parents[1]
 HT = "moa.classifiers.trees.HoeffdingTree"
 
 
-def _validate(tmp_path: Path, learner: str) -> subprocess.CompletedProcess:
+def _validate(tmp_path: Path, learner: str, env: dict | None = None) -> subprocess.CompletedProcess:
     config = tmp_path / "c.yaml"
     config.write_text("source: {kind: generator, model: river.datasets.synth.SEA, limit: 10}\n"
                       f"learners:\n  - {learner}\n")
-    return subprocess.run([str(REPO / ".venv" / "bin" / "foldstream"), "validate", str(config)],
-                          capture_output=True, text=True)
+    return subprocess.run([str(Path(sys.executable).parent / "foldstream"), "validate",
+                           str(config)], capture_output=True, text=True, env=env)
 
 
 @pytest.mark.parametrize("learner, words", [
@@ -226,3 +225,17 @@ def test_engine_jvm_options_start_the_jvm(how):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert int(proc.stdout.split()[-1]) < 256  # -Xmx200m, not the default -Xmx1g
+
+
+def test_no_jdk_fails_at_start_saying_what_to_install(tmp_path):
+    """Without ``javac`` (a JRE only), ``validate`` exits 2 naming the JDK to install."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    jar = ensure_moa_jar()
+    (cache / jar.name).symlink_to(jar)  # the jar is there; the compiled class is not
+    env = {"PATH": str(Path(sys.executable).parent), "FOLDSTREAM_CACHE": str(cache),
+           "HOME": str(tmp_path)}
+    proc = _validate(tmp_path, "{name: a, model: moa.classifiers.bayes.NaiveBayes}", env=env)
+    text = " ".join(proc.stderr.split())
+    assert proc.returncode == 2, text
+    assert "learners.0" in text and "no `javac` found" in text and "openjdk-17-jdk" in text, text
