@@ -41,7 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, SkipValidation, TypeAdapter, 
     model_validator
 
 from foldstream.job.config import Config, ConfigError, EvaluationConfig, LearnerConfig, Source, \
-    format_errors
+    format_errors, jvm_options_first
 from foldstream.operators.learners import LearnerSpec, check_classifier
 from foldstream.operators.records import Record
 
@@ -216,6 +216,8 @@ def make_config(source: Any, learners: Any, *, limit: int | None = None,
     if isinstance(evaluation.get("window"), str):
         evaluation["window"] = _section(evaluation["window"])
     config_source, source_object = _source(source, limit, stream)
+    if engine is not None:  # before the learners: a MOA learner's check starts the JVM
+        jvm_options_first({"engine": _section(engine)})
     data: dict[str, Any] = {"source": config_source, "learners": _learners(learners),
                             "evaluation": evaluation}
     if engine is not None:

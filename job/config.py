@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from foldstream.operators.delay import MAX_PENDING
 from foldstream.operators.evaluator import REPORT_EVERY
 from foldstream.operators.measures import MEASURES
+from foldstream.operators.moa import DEFAULT_JVM_OPTIONS, check_config, configure_jvm, is_moa
 from foldstream.operators.normalization import MAX_MATRICES, NORMALIZABLE
 from foldstream.operators.sequential import V_MIN
 from foldstream.operators.records import DEAD_LETTER_MAX_BYTES
@@ -258,9 +259,12 @@ class EvaluationConfig(_Strict):
 
 class LearnerConfig(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$")
-    model: str = Field(description="a river classifier class by dotted path; nested `{model: ...}` "
-                                   "values in params/args: a class of what their parameter "
-                                   "expects; all checked before anything is called")
+    model: str = Field(description="a river classifier class by dotted path, or a MOA classifier's "
+                                   "class (moa.classifiers.trees.HoeffdingTree); nested "
+                                   "`{model: ...}` values in params/args: a class of what their "
+                                   "parameter expects; all checked before anything is called")
+    options: str = Field("", description="a MOA classifier's options, in MOA's own form "
+                                         "(\"-g 100 -c 0.01\")")
     params: dict[str, Any] = Field(default_factory=dict)
     args: list[Any] = Field(default_factory=list, description="positional arguments (e.g. pipeline steps)")
     lags: int = Field(0, ge=0, description="previous labels added as features (temporal wrapper)")
@@ -273,6 +277,12 @@ class LearnerConfig(_Strict):
         from foldstream.operators.learners import build_model, check_classifier
         from foldstream.operators.models import SpecError
 
+        if is_moa(self.model):  # MOA's classifiers (operators/moa.py)
+            check_config(self.model, self.options, self.params, self.args)
+            return self
+        if self.options:
+            raise ValueError(f"options: only a MOA classifier (moa.classifiers....) takes "
+                             f"options; {self.model} takes params")
         try:  # checked, then built (operators/models.py): nothing unchecked is called
             model = build_model(self.model, self.params, self.args)
         except SpecError as error:
@@ -393,6 +403,9 @@ class EngineConfig(_Strict):
     flink_config: dict[str, str | int | float | bool] = Field(
         default_factory=dict, description="flink: more Flink configuration keys, applied last "
                                           "(execution.checkpointing.dir, rest.port, ...)")
+    jvm_options: list[str] = Field(
+        list(DEFAULT_JVM_OPTIONS), description="MOA learners: the options of the JVM each "
+                                               "process starts on first use (its heap)")
     keying: Literal["fold", "learner_fold"] = Field(
         "fold", description="flink: one key per fold hosting every learner and the evaluator, "
                             "or one key per learner and fold (bench/README.md compares them)")
@@ -403,12 +416,27 @@ class EngineConfig(_Strict):
         return (2 if self.learner_slots == "own" else 1) * self.parallelism
 
 
+def jvm_options_first(data: Any) -> Any:
+    """Set engine.jvm_options of raw configuration ``data`` before its learners are checked:
+    a MOA learner's check starts this process's JVM (operators/moa.py), once."""
+    engine = data.get("engine") if isinstance(data, dict) else None
+    options = engine.get("jvm_options") if isinstance(engine, dict) else None
+    if isinstance(options, list) and all(isinstance(o, str) for o in options):
+        configure_jvm(options)
+    return data
+
+
 class Config(_Strict):
     source: Source
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
     learners: list[LearnerConfig] = Field(min_length=1)
     sink: Sink = Field(default_factory=FileSink)
     engine: EngineConfig = Field(default_factory=EngineConfig)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _jvm_options_first(cls, data: Any) -> Any:
+        return jvm_options_first(data)
 
     @field_validator("learners")
     @classmethod

@@ -69,7 +69,8 @@ def make_plans(config: Config) -> Plans:
         learners=tuple(
             # The Python API's learners may carry a model object (foldstream.job.api.ObjectLearner)
             LearnerSpec(l.name, l.model, dict(l.params), list(l.args), l.lags,
-                        getattr(l, "prototype", None), l.fold_seeds)
+                        getattr(l, "prototype", None), l.fold_seeds, l.options,
+                        tuple(config.engine.jvm_options))
             for l in config.learners
         ),
         evaluation=EvalPlan(

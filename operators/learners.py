@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from foldstream.operators.models import CLASSIFIER, check
+from foldstream.operators.moa import MoaClassifier, is_moa
 from foldstream.operators.weights import derive_seed
 from foldstream.operators.delay import ARRIVAL, LABEL, DelayFoldBatch, DelayPredictionBatch
 from foldstream.operators.records import FoldBatch, Label, PredictionBatch, error_text
@@ -106,6 +107,8 @@ class LearnerSpec:
     lags: int = 0  # previous labels added as features (docs/method.md §9); 0: no wrapper
     prototype: Any = None  # a model object to clone instead of building ``model``
     fold_seeds: bool = False  # each fold's `seed` parameters derived from (seed, fold)
+    options: str = ""  # a MOA learner's option string (``model`` starts with ``moa.``)
+    jvm_options: tuple[str, ...] = ()  # a MOA learner's JVM options (engine.jvm_options)
 
     def build(self, fold: int | None = None):
         """A fresh model: never a shared or pre-trained instance.
@@ -123,6 +126,9 @@ class LearnerSpec:
         (True, True)
         """
         derive = self.fold_seeds and fold is not None
+        if is_moa(self.model):  # MOA's classifiers (operators/moa.py)
+            return MoaClassifier(self.model, self.options, fold if derive else None,
+                                 self.jvm_options)
         if self.prototype is not None:
             if derive and "seed" in self.prototype._get_params():
                 return self.prototype.clone({"seed": derive_seed(self.prototype.seed, fold)})
@@ -193,6 +199,12 @@ class LearnerTask:
         if isinstance(batch, DelayFoldBatch):
             return self._process_delayed(batch)
         model, prequential, weighted = self.model, self.prequential, self._weighted
+        if self.failed is None and hasattr(model, "run_batch"):  # MOA's: one call per batch
+            y_pred, scored, error = model.run_batch(batch, prequential, self.spec.lags)
+            self.failed = error
+            return PredictionBatch(batch.stream, batch.fold, self.spec.name, batch.seq,
+                                   batch.start, batch.y, batch.prev_y, y_pred, scored,
+                                   batch.classes, batch.final, error)
         codes = {label: code for code, label in enumerate(batch.classes)}
         lags = batch.lags if self.spec.lags else None
         n_lags = self.spec.lags

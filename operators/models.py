@@ -88,15 +88,16 @@ DATASET = ModelKind("a river dataset class", ("river.datasets.base.Dataset",), r
                                           "the file as a file source's path"),))
 
 
-def _moa_unavailable(dotted: str, kind: ModelKind) -> Any:
-    raise ValueError(f"{dotted!r}: MOA learners are not available")
+def _moa_nested(dotted: str, kind: ModelKind) -> Any:
+    raise ValueError(f"{dotted!r}: a MOA classifier is a learner's own model (with its "
+                     f"`options`), not a parameter of a river model")
 
 
 #: Resolvers of a model path by its prefix, tried before a Python import: each takes the path and
 #: the :class:`ModelKind` asked for and returns the class (or factory) to build, having checked
 #: it, or raises ``ValueError`` saying why not. A second kind of learner plugs in here.
 RESOLVERS: dict[str, Callable[[str, ModelKind], Any]] = {
-    "moa.": _moa_unavailable,  # MOA classifiers (moa.classifiers.trees.HoeffdingTree, ...)
+    "moa.": _moa_nested,  # MOA classifiers: a learner's own model only (operators/moa.py)
 }
 
 

@@ -229,7 +229,9 @@ def test_a_learner_whose_clone_fails_is_refused_at_start(user_models, capsys):
     ("learners.0={name: b, model: river.ensemble.BaggingClassifier, params: {model: {model: "
      "river.naive_bayes.GaussianNB, parms: {}}}}", "learners.0.params.model"),
     ("learners.0={name: s, model: river.preprocessing.StandardScaler}", "learners.0.model"),
-    ("learners.0={name: m, model: moa.classifiers.trees.HoeffdingTree}", "learners.0.model"),
+    ("learners.0={name: b, model: river.ensemble.BaggingClassifier, params: {model: {model: "
+     "moa.classifiers.trees.HoeffdingTree}}}", "learners.0.params.model.model"),
+    ("learners.0={name: m, model: moa.classifiers.trees.NoSuchTree}", "learners.0"),
     ("learners.0={name: p, model: river.compose.Pipeline, args: [{model: "
      "river.preprocessing.StandardScaler}]}", "learners.0"),
     ("source={kind: generator, model: river.datasets.synth.SEA, params: {variant: [1]}, "

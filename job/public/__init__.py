@@ -5,7 +5,7 @@ nothing but the public surface of the Python API, defined in ``job/api.py``:
 
 >>> import foldstream
 >>> sorted(foldstream.__all__)
-['ConfigError', 'LearnerSpec', 'Results', 'Summary', 'evaluate']
+['ConfigError', 'LearnerSpec', 'Results', 'Summary', 'evaluate', 'moa']
 
 The names are imported when first used (PEP 562), not when the package is: every module of
 the project is ``foldstream.*``, so an eager import here made the command line and each Flink
@@ -26,6 +26,7 @@ _HOMES = {
     "Summary": "foldstream.job.api",
     "ConfigError": "foldstream.job.config",
     "LearnerSpec": "foldstream.operators.learners",
+    "moa": "foldstream.operators.moa",
 }
 
 __all__ = list(_HOMES)

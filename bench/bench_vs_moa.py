@@ -1,0 +1,190 @@
+"""foldstream against MOA's own ``EvaluatePrequentialCV``, in the same run (bench/README.md).
+
+Two measurements:
+
+* ``paths``: the per-example cost of driving one MOA learner on one fold from Python, by each
+  path tried: per example through JPype (``predict_one`` + ``learn_one`` of
+  :class:`~foldstream.operators.moa.MoaClassifier`, two boundary crossings per example), and per
+  batch (:class:`~foldstream.operators.learners.LearnerTask` on fold batches of ``--batch``
+  examples: one crossing per batch). Electricity, one fold, weight 1.
+* ``--memory N``: RSS (the process's, JVM included) and the JVM's used heap after a GC at
+  100,000, N/2 and N examples of SEA, 10-fold bootstrap of MOA's Hoeffding tree, ADWIN windows.
+* ``cv``: all of Electricity, 10-fold bootstrap, MOA's learner: MOA's task (its own CPU time of
+  the evaluation, as it reports it, and the wall time of the whole ``java`` command) and
+  ``foldstream.evaluate`` in process with the default ADWIN windows and alarms (wall time).
+
+MOA's jar is the one :func:`foldstream.operators.moa.ensure_moa_jar` fetches (the same module
+the learners use)::
+
+    .venv/bin/python bench/bench_vs_moa.py --learners trees.HoeffdingTree,bayes.NaiveBayes
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import foldstream
+from foldstream.connectors.files import packaged_elec_path
+from foldstream.operators.fanout import FanOut, FanOutPlan
+from foldstream.operators.learners import LearnerSpec, LearnerTask
+from foldstream.operators.moa import MOA_VERSION, ensure_moa_jar, moa, split_learner
+from foldstream.operators.records import ExampleBatch
+
+
+def elec_rows() -> tuple[list[str], list[list[str]]]:
+    rows = list(csv.reader(gzip.open(packaged_elec_path(), "rt")))
+    return rows[0], rows[1:]
+
+
+def write_arff(path: Path) -> None:
+    """Electricity as ARFF, its classes in foldstream's order (first appearance)."""
+    header, data = elec_rows()
+    classes = list(dict.fromkeys(r[-1] for r in data))
+    with path.open("w") as fh:
+        fh.write("@relation elec\n")
+        fh.writelines(f"@attribute {name} numeric\n" for name in header[:-1])
+        fh.write(f"@attribute {header[-1]} {{{','.join(classes)}}}\n@data\n")
+        fh.writelines(",".join(r) + "\n" for r in data)
+
+
+def moa_cv(arff: Path, learner: str, folds: int) -> tuple[float, float, float, float]:
+    """MOA's EvaluatePrequentialCV (bootstrap): (its evaluation CPU s, the java command's CPU
+    s of all its threads, wall s, accuracy)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "cv.csv"
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        subprocess.run(["java", "-Xmx1g", "-cp", str(ensure_moa_jar()), "moa.DoTask",
+                        f"EvaluatePrequentialCV -l ({learner}) -s (ArffFileStream -f {arff}) "
+                        f"-e BasicClassificationPerformanceEvaluator -w {folds} "
+                        f"-a Bootstrap-Validation -f 1000000 -d {out}"],
+                       check=True, capture_output=True)
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        last = list(csv.DictReader(out.open()))[-1]
+    process_cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return (float(last["evaluation time (cpu seconds)"]), process_cpu, wall,
+            float(last["[avg] classifications correct (percent)"]) / 100)
+
+
+def foldstream_cv(learner: str, folds: int) -> tuple[float, float, float]:
+    """foldstream in process, bootstrap, default windows: (CPU s of the process's threads,
+    wall s, final mean accuracy)."""
+    start, cpu = time.perf_counter(), time.process_time()
+    results = foldstream.evaluate(str(packaged_elec_path()), {"m": moa(learner)}, folds=folds)
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    accuracy = results.measures("accuracy")
+    return cpu, wall, float(accuracy[accuracy.position == accuracy.position.max()]["mean"].iloc[0])
+
+
+def paths(learner: str, batch: int) -> dict[str, float]:
+    """µs per example (predict + learn, one fold) of each path from Python into MOA."""
+    header, data = elec_rows()
+    xs = [{name: float(v) for name, v in zip(header[:-1], row[:-1])} for row in data]
+    ys = [row[-1] for row in data]
+    model, options = split_learner(learner)
+    spec = LearnerSpec("m", model, options=options)
+    result = {}
+
+    one = spec.build(0)
+    start = time.process_time()
+    for x, y in zip(xs, ys):
+        one.predict_one(x)
+        one.learn_one(x, y)
+    result["per example (JPype, 2 calls)"] = (time.process_time() - start) / len(xs) * 1e6
+
+    fanout = FanOut("elec", FanOutPlan("single"))
+    batches = [b for i in range(0, len(xs), batch)
+               for b in fanout.process(ExampleBatch("elec", i // batch, i,
+                                                    list(range(i + 1, i + 1 + len(xs[i:i + batch]))),
+                                                    xs[i:i + batch], ys[i:i + batch]))]
+    task = LearnerTask(spec, 0)
+    start = time.process_time()
+    for b in batches:
+        task.process(b)
+    result[f"per batch of {batch} (one call)"] = (time.process_time() - start) / len(xs) * 1e6
+    return result
+
+
+def memory(limit: int, learner: str) -> None:
+    """RSS and the JVM's heap over a long generated stream (bench_memory.py's marks)."""
+    from bench_memory import rss_mb
+
+    from foldstream.job.config import load_config
+    from foldstream.job.engines.inprocess import evaluate
+
+    from foldstream.job.plans import make_plans, open_source
+
+    model, options = split_learner(learner)
+    config = load_config(None, [
+        f"source={{kind: generator, model: river.datasets.synth.SEA, limit: {limit}, seed: 1}}",
+        f"learners=[{{name: m, model: {model}, options: '{options}'}}]",
+        "evaluation.window={kind: adwin, delta: 0.002}", "evaluation.folds=10",
+    ])
+    marks = {100_000: None, limit // 2: None, limit: None}
+    started = time.perf_counter()
+
+    def heap_mb() -> float:
+        import jpype
+
+        runtime = jpype.JClass("java.lang.Runtime").getRuntime()
+        jpype.JClass("java.lang.System").gc()
+        return (runtime.totalMemory() - runtime.freeMemory()) / 2**20
+
+    def progress(n: int) -> None:
+        for mark in marks:
+            if marks[mark] is None and n >= mark:
+                marks[mark] = rss_mb()
+                print(f"{n:>9} examples: RSS {marks[mark]:.1f} MB, JVM heap used {heap_mb():.1f} MB "
+                      f"({time.perf_counter() - started:.0f} s)", flush=True)
+
+    evaluate(make_plans(config), open_source(config), lambda r: None, lambda r: None, progress)
+    print(f"{learner}: RSS growth from 100k to {limit}: {marks[limit] - marks[100_000]:+.1f} MB")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--learners", default="trees.HoeffdingTree,bayes.NaiveBayes")
+    parser.add_argument("--folds", type=int, default=10)
+    parser.add_argument("--batch", type=int, default=500)
+    parser.add_argument("--skip-paths", action="store_true")
+    parser.add_argument("--memory", type=int, default=0, help="only the memory run, N examples")
+    args = parser.parse_args(argv)
+    if args.memory:
+        memory(args.memory, args.learners.split(",")[0])
+        return 0
+    import jpype
+
+    print(f"python {platform.python_version()}, MOA {MOA_VERSION}, jpype {jpype.__version__}, "
+          f"{platform.machine()}")
+    n = len(elec_rows()[1])
+    with tempfile.TemporaryDirectory() as tmp:
+        arff = Path(tmp) / "elec.arff"
+        write_arff(arff)
+        for learner in args.learners.split(","):
+            if not args.skip_paths:
+                for path, us in paths(learner, args.batch).items():
+                    print(f"{learner}: {path}: {us:.1f} µs per example")
+            cpu, java_cpu, wall, moa_acc = moa_cv(arff, learner, args.folds)
+            fs_cpu, fs_wall, fs_acc = foldstream_cv(learner, args.folds)
+            print(f"{learner}: MOA EvaluatePrequentialCV {args.folds} folds: {n / cpu:,.0f} ex/s "
+                  f"of its evaluation CPU ({cpu:.2f} s; the java command: {java_cpu:.1f} s CPU "
+                  f"of all threads, JVM start and ARFF parse included, {wall:.1f} s wall), "
+                  f"accuracy {moa_acc:.4f}")
+            print(f"{learner}: foldstream in process {args.folds} folds: {n / fs_cpu:,.0f} ex/s "
+                  f"of CPU ({fs_cpu:.1f} s, all threads; {fs_wall:.1f} s wall), accuracy "
+                  f"{fs_acc:.4f}; CPU ratio MOA/foldstream {cpu / fs_cpu:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,187 @@
+package foldstream.moa;
+
+import com.yahoo.labs.samoa.instances.Attribute;
+import com.yahoo.labs.samoa.instances.DenseInstance;
+import com.yahoo.labs.samoa.instances.Instance;
+import com.yahoo.labs.samoa.instances.Instances;
+import com.yahoo.labs.samoa.instances.InstancesHeader;
+import moa.classifiers.Classifier;
+import moa.options.ClassOption;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.ObjectInputStream;
+import java.io.ObjectOutputStream;
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One MOA classifier on one foldstream fold, driven a batch at a time from Python
+ * (foldstream/operators/moa.py), so the Python-Java boundary is crossed once per batch.
+ *
+ * The instance header grows as the stream shows more: features (numeric, or nominal with
+ * their values in order of appearance) and classes (in foldstream's order of first
+ * appearance, so MOA's class index is foldstream's class code). The whole object is
+ * Serializable: Python pickles it as the bytes of {@link #toBytes()}.
+ */
+public final class FoldLearner implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    private final Classifier classifier;
+    private final List<String> featureNames = new ArrayList<>();
+    private final List<List<String>> nominalValues = new ArrayList<>(); // null: numeric
+    private final List<String> classValues = new ArrayList<>();
+    private InstancesHeader header; // rebuilt when the schema grows
+    private boolean started;
+
+    // The error of the last process() call: the index of the example, phase, text.
+    public int errorIndex = -1;
+    public String errorPhase;
+    public String errorText;
+
+    private FoldLearner(Classifier classifier) {
+        this.classifier = classifier;
+    }
+
+    /** The classifier named by a MOA CLI string ("trees.HoeffdingTree -g 100"), prepared. */
+    public static Classifier parse(String cli) throws Exception {
+        Object object = ClassOption.cliStringToObject(cli, Classifier.class, null);
+        if (!(object instanceof Classifier)) {
+            throw new IllegalArgumentException(cli + " is not a MOA classifier");
+        }
+        return (Classifier) object;
+    }
+
+    /**
+     * A learner for {@code cli}; {@code seed} (when not null) is its random seed, set through
+     * Classifier.setRandomSeed before prepareForUse (MOA 24.07's randomSeed option is not on
+     * the command line; a learner that is not randomizable ignores it).
+     */
+    public static FoldLearner create(String cli, Integer seed) throws Exception {
+        Classifier classifier = parse(cli);
+        if (seed != null) {
+            classifier.setRandomSeed(seed);
+        }
+        classifier.prepareForUse();
+        return new FoldLearner(classifier);
+    }
+
+    public String cliString() {
+        return classifier.getClass().getName() + " " + classifier.getOptions().getAsCLIString();
+    }
+
+    public int numFeatures() {
+        return featureNames.size();
+    }
+
+    public void addNumeric(String name) {
+        featureNames.add(name);
+        nominalValues.add(null);
+        header = null;
+    }
+
+    public void addNominal(String name) {
+        featureNames.add(name);
+        nominalValues.add(new ArrayList<>());
+        header = null;
+    }
+
+    public void addNominalValue(int feature, String value) {
+        nominalValues.get(feature).add(value);
+        header = null;
+    }
+
+    public void addClass(String label) {
+        classValues.add(label);
+        header = null;
+    }
+
+    private InstancesHeader header() {
+        if (header == null) {
+            List<Attribute> attributes = new ArrayList<>();
+            for (int i = 0; i < featureNames.size(); i++) {
+                List<String> values = nominalValues.get(i);
+                attributes.add(values == null ? new Attribute(featureNames.get(i))
+                                              : new Attribute(featureNames.get(i), new ArrayList<>(values)));
+            }
+            attributes.add(new Attribute("class", new ArrayList<>(classValues)));
+            Instances instances = new Instances("foldstream", attributes, 0);
+            instances.setClassIndex(attributes.size() - 1);
+            header = new InstancesHeader(instances);
+            if (!started) {
+                classifier.setModelContext(header);
+                started = true;
+            }
+        }
+        return header;
+    }
+
+    /**
+     * MOA's prediction (moa.core.Utils.maxIndex: the first class of most votes, as MOA's
+     * evaluators take it, all-zero votes included), or -1 when the learner is not ready: it
+     * has no votes, or it has not been trained yet.
+     */
+    public int prediction(double[] votes) {
+        if (votes.length == 0 || !classifier.trainingHasStarted()) {
+            return -1;
+        }
+        return moa.core.Utils.maxIndex(votes);
+    }
+
+    /**
+     * Predict then train on n examples. x: n rows of numFeatures() values (NaN: missing;
+     * nominal values as their index), y: class codes, w: training weights (0: no training),
+     * predict: whether to predict. Returns the predicted class codes (-1: none). On a
+     * Throwable it stops and sets errorIndex, errorPhase and errorText.
+     */
+    public int[] process(double[] x, int[] y, int[] w, boolean[] predict) {
+        int n = y.length;
+        int d = featureNames.size();
+        int[] out = new int[n];
+        java.util.Arrays.fill(out, -1);
+        errorIndex = -1;
+        InstancesHeader h = header();
+        for (int i = 0; i < n; i++) {
+            String phase = "predict";
+            try {
+                double[] values = new double[d + 1];
+                System.arraycopy(x, i * d, values, 0, d);
+                values[d] = y[i];
+                Instance instance = new DenseInstance(1.0, values);
+                instance.setDataset(h);
+                if (predict[i]) {
+                    out[i] = prediction(classifier.getVotesForInstance(instance));
+                }
+                if (w[i] > 0) {
+                    phase = "learn";
+                    instance.setWeight(w[i]);
+                    classifier.trainOnInstance(instance);
+                }
+            } catch (Throwable error) {
+                if (phase.equals("predict")) {
+                    out[i] = -1;
+                }
+                errorIndex = i;
+                errorPhase = phase;
+                errorText = error.getClass().getName() + ": " + error.getMessage();
+                break;
+            }
+        }
+        return out;
+    }
+
+    public byte[] toBytes() throws Exception {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
+            out.writeObject(this);
+        }
+        return bytes.toByteArray();
+    }
+
+    public static FoldLearner fromBytes(byte[] data) throws Exception {
+        try (ObjectInputStream in = new ObjectInputStream(new ByteArrayInputStream(data))) {
+            return (FoldLearner) in.readObject();
+        }
+    }
+}
