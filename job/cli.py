@@ -115,6 +115,10 @@ def _parser() -> argparse.ArgumentParser:
     from foldstream.job.tools import experiment
 
     experiment.add_parser(commands)
+
+    from foldstream.job.tools import cluster
+
+    cluster.add_parsers(commands)  # cluster, submit, jobs, stop: the Flink cluster path
     return parser
 
 
@@ -195,6 +199,10 @@ def run(config: Config, *, progress: bool = True, tables: bool = True,
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    from foldstream.job.tools import cluster
+
+    if args.command in cluster.COMMANDS:
+        return cluster.main(args)
     if args.command in ("schema", "plot", "watch", "produce", "dashboard", "report",
                         "experiment"):  # tools
         from importlib import import_module
