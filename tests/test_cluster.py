@@ -102,13 +102,14 @@ def _distinct(records: list[dict]) -> list[str]:
     return sorted(t for texts in by_identity.values() for t in texts)
 
 
-def _wait(predicate, timeout_s: float, what: str):
+def _wait(predicate, timeout_s: float, what: str, cluster=None, job_id: str | None = None):
     deadline = time.monotonic() + timeout_s
     while True:
         value = predicate()
         if value:
             return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        assert time.monotonic() < deadline, f"timed out waiting for {what}" + (
+            _story(cluster, job_id) if job_id else "")
         time.sleep(1)
 
 
@@ -120,6 +121,13 @@ def _submit(cluster, capsys, config: Path, *extra: str) -> tuple[int, str, str]:
 
 def _job_id(out: str) -> str:
     return out.split()[1].rstrip(":")
+
+
+def _story(cluster, job_id: str) -> str:
+    """The job's state and Flink's root cause, for a failure message."""
+    from foldstream.job.engines.flink.submit import root_cause
+
+    return f" (job {job_id} {_state(cluster, job_id)}: {root_cause(cluster.address, job_id)})"
 
 
 def _state(cluster, job_id: str) -> str:
@@ -209,11 +217,11 @@ def test_a_killed_taskmanager_restores_and_a_savepoint_resumes(cluster, capsys, 
     _wait(lambda: not alive(taskmanager.pid), 30, "the kill")
     assert main(["cluster", "start", "--dir", str(cluster.root)]) == exitcodes.OK
     capsys.readouterr()
-    assert not [p for p in workers if os.path.exists(f"/proc/{p}")], "orphaned Python workers"
+    assert not [p for p in workers if alive(p)], "orphaned Python workers"
 
     produce_jsonl(bs, "cl-in", "s", _rows(first, first + second), one_per_batch=False)
     _wait(lambda: first + second in _positions(_metrics(bs, "cl-out")), 240,
-          f"position {first + second} after the restore")
+          f"position {first + second} after the restore", cluster, job_id)
     time.sleep(3)  # the rest of that report
     before = _metrics(bs, "cl-out")
     assert _positions(before) == set(range(REPORT_EVERY, first + second + 1, REPORT_EVERY))

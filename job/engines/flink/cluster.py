@@ -117,6 +117,10 @@ def cluster_settings(root: Path, slots: int, rest_port: int, rpc_port: int,
         "python.client.executable": python,
         # a job that needs more slots than there are fails in seconds, not after 5 minutes
         "slot.request.timeout": "30 s",
+        # a TaskManager that died is noticed in seconds (Flink's default: 50 s), so the job's
+        # restarts find the TaskManager that replaces it
+        "heartbeat.interval": "2 s",
+        "heartbeat.timeout": "15 s",
     }
 
 
@@ -310,6 +314,8 @@ class LocalCluster:
                 (self.root / folder).mkdir(parents=True, exist_ok=True)
             self._check_port()
             self._launch("jobmanager", "jobmanager.sh")
+        known = self._taskmanager_ids()
+        launched = 0
         for n in range(1, taskmanagers + 1):
             name = f"taskmanager-{n}"
             tm = daemons.get(name)
@@ -318,7 +324,15 @@ class LocalCluster:
             if tm is not None:
                 self._end(tm)  # its Python workers outlive it
             self._launch(name, "taskmanager.sh")
-        return self.wait(taskmanagers, timeout_s)
+            launched += 1
+        return self.wait(taskmanagers, timeout_s, new=launched, known=known)
+
+    def _taskmanager_ids(self) -> set[str]:
+        """The TaskManagers registered now (a dead one stays until its heartbeat times out)."""
+        try:
+            return {tm["id"] for tm in rest(self.address, "/taskmanagers")["taskmanagers"]}
+        except (ClusterError, urllib.error.HTTPError, KeyError):
+            return set()
 
     def _check_port(self) -> None:
         port = int(self.settings["rest.port"])
@@ -339,8 +353,10 @@ class LocalCluster:
         (self.run_dir / f"{name}.pid").write_text(f"{process.pid}\n")
         return Daemon(name, process.pid)
 
-    def wait(self, taskmanagers: int, timeout_s: float = START_TIMEOUT_S) -> Overview:
-        """Wait until the REST API answers with ``taskmanagers`` TaskManagers registered."""
+    def wait(self, taskmanagers: int, timeout_s: float = START_TIMEOUT_S, new: int = 0,
+             known: set[str] = frozenset()) -> Overview:
+        """Wait until the REST API answers with ``taskmanagers`` TaskManagers registered, ``new``
+        of them not among the ``known`` ones (those started just now)."""
         deadline = time.monotonic() + timeout_s
         seen = None
         while time.monotonic() < deadline:
@@ -350,7 +366,8 @@ class LocalCluster:
                                    f"{self.log_dir}")
             try:
                 seen = Overview.of(self.address)
-                if seen.taskmanagers >= taskmanagers:
+                if seen.taskmanagers >= taskmanagers \
+                        and len(self._taskmanager_ids() - known) >= new:
                     return seen
             except (ClusterError, urllib.error.HTTPError, KeyError):
                 pass

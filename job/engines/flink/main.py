@@ -33,6 +33,8 @@ from foldstream.job import exitcodes
 from foldstream.job.config import Config, ConfigError, load_config
 
 JOB_NAME = "foldstream"
+#: The delay between restarts of a job on a cluster (``engine.flink_config`` may set another).
+CLUSTER_RESTART_DELAY = "10 s"
 
 
 def check_cluster_config(config: Config) -> None:
@@ -80,6 +82,11 @@ def submit(config: Config):
     if config.checkpoint_interval_ms:
         config.engine.flink_config.setdefault(
             "execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION")
+        # engine.restart_attempts restarts, CLUSTER_RESTART_DELAY apart: time for a TaskManager
+        # that died to be noticed and replaced (1 s apart, as on the mini-cluster, they are
+        # spent before a new one registers, and the job fails for want of slots)
+        config.engine.flink_config.setdefault("restart-strategy.fixed-delay.delay",
+                                              CLUSTER_RESTART_DELAY)
     env = flink_job.make_environment(
         config, checkpoint_dir=config.checkpoint_dir if config.engine.checkpoint_dir else None)
     records, dead_letters = flink_job.build(env, config)

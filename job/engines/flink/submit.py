@@ -59,6 +59,20 @@ def _first(settings: dict[str, str], keys: tuple[str, ...]) -> str | None:
     return next((settings[k] for k in keys if settings.get(k)), None)
 
 
+def local_path(location: str) -> str | None:
+    """The local path of a savepoint or checkpoint location (a path or a ``file:`` URI), or
+    ``None`` for a location elsewhere (``s3://``, ``hdfs://``: only the cluster can check it).
+
+    >>> local_path("file:/a/b"), local_path("file:///a/b"), local_path("sp/1"), local_path("s3://b/c")
+    ('/a/b', '/a/b', 'sp/1', None)
+    """
+    if location.startswith("file:"):
+        return "/" + location.removeprefix("file:").lstrip("/")
+    if re.match(r"^[a-z][a-z0-9+.-]*://", location):
+        return None
+    return os.path.expanduser(location)
+
+
 def check_slots(config: Config, overview: Overview) -> None:
     """Refuse a job that needs more slots than the cluster has free, with the numbers."""
     need = config.engine.task_slots
@@ -172,7 +186,8 @@ def submit(config_path: str, overrides: list[str], address: str,
         check_cluster_config(config)
     except ConfigError as error:
         raise SubmitError(str(error)) from None
-    if resume and "://" not in resume and not os.path.exists(os.path.expanduser(resume)):
+    local = local_path(resume) if resume else None
+    if local is not None and not os.path.exists(local):
         raise SubmitError(f"--resume {resume}: no such savepoint or checkpoint")
     check_slots(config, Overview.of(address))
     try:
