@@ -20,6 +20,7 @@ import pytest
 from foldstream.job import exitcodes
 from foldstream.job.cli import main
 from foldstream.job.config import load_config
+from foldstream.job.engines.flink.cluster import Overview
 from foldstream.job.engines.inprocess import evaluate_to_list
 from foldstream.job.plans import make_plans
 from foldstream.operators.records import dumps
@@ -167,6 +168,21 @@ engine: {{kind: flink}}
 """)
     code, _, err = _submit(cluster, capsys, config)
     assert code == exitcodes.UNUSABLE and "source.kind" in err
+
+
+def test_a_job_whose_python_cannot_start_fails_the_submit_with_the_reason(
+        cluster, capsys, tmp_path, tansu, kafka_jars):
+    """``flink run --detached`` exits 0 for this job; ``foldstream submit`` follows it, cancels
+    it and exits 1 with Flink's root cause."""
+    config = _config(tmp_path, tansu.bootstrap, "cp", kafka_jars, bounded=False,
+                     python_executable=str(tmp_path / "no-such-python"))
+    code, out, err = _submit(cluster, capsys, config)
+    assert code == exitcodes.FAILED, out + err
+    assert "failed to start" in err and "no-such-python" in err
+    assert "Traceback" not in err
+    job_id = err.split("job ")[1].split()[0]
+    _wait(lambda: _state(cluster, job_id) in ("CANCELED", "FAILED"), 60, "the cancel")
+    _wait(lambda: Overview.of(cluster.address).slots_available == SLOTS, 60, "the slots back")
 
 
 def test_a_bounded_job_writes_the_in_process_records(cluster, capsys, tmp_path, tansu,

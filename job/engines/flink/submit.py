@@ -135,11 +135,37 @@ def root_cause(address: str, job_id: str) -> str | None:
         return None
     entries = (answer.get("exceptionHistory") or {}).get("entries") or []
     trace = answer.get("root-exception") or (entries[0].get("stacktrace") if entries else None)
-    if not trace:
-        return None
-    causes = [line.strip() for line in trace.splitlines()
-              if line and not line[0].isspace() or line.startswith("Caused by:")]
-    return causes[-1].removeprefix("Caused by: ") if causes else trace.splitlines()[0]
+    return deepest_cause(trace) if trace else None
+
+
+_EXCEPTION = re.compile(r"^(?:Caused by: )?([\w.$]+(?:Exception|Error|Throwable))(?::\s*|$)")
+
+
+def deepest_cause(trace: str) -> str:
+    """The root cause of a Java stack trace, in the words of the outermost exception that still
+    carries its message (which often adds what the root lacks: a program's name).
+
+    >>> deepest_cause("a.JobException: Recovery suppressed\\n\\tat x\\n"
+    ...     "Caused by: java.io.IOException: Cannot run program \\"/p\\": error=2, No such file\\n"
+    ...     "Caused by: java.io.IOException: error=2, No such file\\n\\tat y")
+    'java.io.IOException: Cannot run program "/p": error=2, No such file'
+    """
+    causes = []
+    for line in trace.splitlines():
+        found = _EXCEPTION.match(line)
+        if found and (not causes or line.startswith("Caused by: ")):
+            message = line[found.end():]
+            while (inner := _EXCEPTION.match(message)) is not None:  # wrapped: class: message
+                message = message[inner.end():]
+            causes.append((found.group(1), message.strip()))
+    if not causes:
+        return trace.strip().splitlines()[0] if trace.strip() else "unknown"
+    name, message = causes[-1]
+    for _, outer in reversed(causes[:-1]):
+        if message not in outer:
+            break
+        message = outer
+    return f"{name}: {message}" if message else name
 
 
 def follow(address: str, job_id: str, timeout_s: float = FOLLOW_TIMEOUT_S) -> str:
