@@ -109,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with flink_job.interruptible():
             submit(config)
-    except (KafkaUnavailable, DependencyError) as error:  # no broker or topic; no Java or jars
+    except (KafkaUnavailable, DependencyError, FileNotFoundError) as error:
+        # no broker or topic; no Java or jars (engine.jars naming a file that is not there)
         print(f"error: {error}", file=sys.stderr)
         return exitcodes.UNUSABLE
     except flink_job.Interrupted as stop:

@@ -255,6 +255,13 @@ def stop_with_savepoint(address: str, job_id: str, directory: str | None = None,
                         timeout_s: float = 300.0) -> str:
     """Stop the job with a savepoint (``POST /jobs/<id>/stop``) into ``directory`` (default:
     the cluster's savepoint directory); the savepoint's location."""
+    try:
+        state = rest(address, f"/jobs/{job_id}")["state"]
+    except urllib.error.HTTPError:
+        raise SubmitError(f"no job {job_id} on the cluster at {address} (`foldstream jobs` "
+                          f"lists them)") from None
+    if state != "RUNNING":
+        raise SubmitError(f"job {job_id} is {state}, not running: nothing to stop")
     if directory is None and _first(jobmanager_config(address), SAVEPOINT_KEYS) is None:
         raise SubmitError("the cluster has no savepoint directory "
                           "(execution.checkpointing.savepoint-dir): name one with --savepoint DIR")
@@ -283,5 +290,4 @@ def stop_with_savepoint(address: str, job_id: str, directory: str | None = None,
 
 def _failure(operation: dict) -> str:
     cause = operation.get("failure-cause") or {}
-    trace = cause.get("stack-trace") or cause.get("class") or str(cause)
-    return trace.strip().splitlines()[0] if trace.strip() else "unknown"
+    return deepest_cause(cause.get("stack-trace") or cause.get("class") or str(cause))
