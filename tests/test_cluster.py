@@ -158,6 +158,25 @@ engine: {kind: flink, parallelism: 3}
     assert f"needs 6 free task slots" in err and f"has {SLOTS} free of {SLOTS}" in err
 
 
+def test_the_entry_points_refusal_keeps_its_reason_and_exit_2(cluster, tmp_path, free_port):
+    """``flink run`` exits 31 when the entry point exits 2 (here: no broker answers, checked
+    inside the job's client); the submit reports the entry point's message and 2."""
+    from foldstream.job.engines.flink.submit import SubmitError, flink_run
+
+    dead = f"127.0.0.1:{free_port()}"
+    config = tmp_path / "dead.yaml"
+    config.write_text(f"""
+source: {{kind: kafka, bootstrap_servers: "{dead}", topic: t, label: y}}
+sink: {{kind: kafka, bootstrap_servers: "{dead}", topic: m}}
+learners: [{{name: nb, model: river.naive_bayes.GaussianNB}}]
+engine: {{kind: flink, parallelism: 1, jars: []}}
+""")
+    with pytest.raises(SubmitError, match=f"no Kafka broker reachable at bootstrap servers {dead}") \
+            as refused:
+        flink_run(cluster.address, str(config), [])
+    assert refused.value.exit_code == exitcodes.UNUSABLE
+
+
 def test_a_file_source_is_refused_naming_the_key(cluster, capsys, tmp_path):
     config = tmp_path / "file.yaml"
     (tmp_path / "in.csv").write_text("a,y\n1,0\n")

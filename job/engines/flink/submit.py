@@ -280,12 +280,22 @@ def stop_with_savepoint(address: str, job_id: str, directory: str | None = None,
         if answer["status"]["id"] == "COMPLETED":
             operation = answer.get("operation") or {}
             if "location" in operation:
+                _wait_until_ended(address, job_id, deadline)
                 return operation["location"]
             raise SubmitError(f"the savepoint of job {job_id} failed: "
                               f"{_failure(operation)}", exitcodes.FAILED)
         time.sleep(0.5)
     raise SubmitError(f"the savepoint of job {job_id} did not complete within {timeout_s:.0f} s",
                       exitcodes.FAILED)
+
+
+def _wait_until_ended(address: str, job_id: str, deadline: float) -> None:
+    """Wait until the job has ended (it finishes a moment after its savepoint completes)."""
+    while rest(address, f"/jobs/{job_id}")["state"] not in ("FINISHED", "CANCELED", "FAILED"):
+        if time.monotonic() > deadline:
+            raise SubmitError(f"job {job_id} took its savepoint but did not finish",
+                              exitcodes.FAILED)
+        time.sleep(0.5)
 
 
 def _failure(operation: dict) -> str:
