@@ -120,6 +120,10 @@ def _parser() -> argparse.ArgumentParser:
     from foldstream.job.tools import experiment
 
     experiment.add_parser(commands)
+
+    from foldstream.job.tools import cluster
+
+    cluster.add_parsers(commands)  # cluster, submit, jobs, stop: the Flink cluster path
     return parser
 
 
@@ -329,6 +333,10 @@ def _silence_stdout() -> None:
 @_ends_cleanly
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    from foldstream.job.tools import cluster
+
+    if args.command in cluster.COMMANDS:
+        return cluster.main(args)
     if args.command in ("schema", "plot", "watch", "produce", "dashboard", "report",
                         "experiment"):  # tools
         from importlib import import_module

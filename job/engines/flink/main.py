@@ -1,8 +1,12 @@
 """The entry point a Flink cluster runs: Kafka in, Kafka out, nothing collected by a client.
 
-On a cluster (session mode; the client only builds the job graph and submits it)::
+On a cluster (session mode; the client only builds the job graph and submits it),
+``foldstream submit CONFIG.yaml`` (:mod:`foldstream.job.engines.flink.submit`: it checks slots,
+topics and checkpoints first, and follows the job until it runs) runs this module with the
+wheel's ``flink`` client. By hand, from a clone or from a pip install::
 
     flink run --detached -m JOBMANAGER:8081 --python job/engines/flink/main.py -- CONFIG.yaml [--set k=v ...]
+    flink run --detached -m JOBMANAGER:8081 -pym foldstream.job.engines.flink.main -- CONFIG.yaml
 
 On the local mini-cluster (blocks until the job ends, i.e. forever for an unbounded source)::
 
@@ -29,6 +33,8 @@ from foldstream.job import exitcodes
 from foldstream.job.config import Config, ConfigError, load_config
 
 JOB_NAME = "foldstream"
+#: The delay between restarts of a job on a cluster (``engine.flink_config`` may set another).
+CLUSTER_RESTART_DELAY = "10 s"
 
 
 def check_cluster_config(config: Config) -> None:
@@ -71,7 +77,16 @@ def submit(config: Config):
 
     flink_job.check_kafka(config)  # a broker down fails here, in seconds, before Flink starts
     # a cluster keeps checkpoints where its configuration says, unless engine.checkpoint_dir
-    # names a folder (which every TaskManager must reach); it resumes with `flink run -s`
+    # names a folder (which every TaskManager must reach); it resumes with `flink run -s`.
+    # Either way they are retained when the job is cancelled (Flink's default deletes them).
+    if config.checkpoint_interval_ms:
+        config.engine.flink_config.setdefault(
+            "execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION")
+        # engine.restart_attempts restarts, CLUSTER_RESTART_DELAY apart: time for a TaskManager
+        # that died to be noticed and replaced (1 s apart, as on the mini-cluster, they are
+        # spent before a new one registers, and the job fails for want of slots)
+        config.engine.flink_config.setdefault("restart-strategy.fixed-delay.delay",
+                                              CLUSTER_RESTART_DELAY)
     env = flink_job.make_environment(
         config, checkpoint_dir=config.checkpoint_dir if config.engine.checkpoint_dir else None)
     records, dead_letters = flink_job.build(env, config)
@@ -94,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with flink_job.interruptible():
             submit(config)
-    except (KafkaUnavailable, DependencyError) as error:  # no broker or topic; no Java or jars
+    except (KafkaUnavailable, DependencyError, FileNotFoundError) as error:
+        # no broker or topic; no Java or jars (engine.jars naming a file that is not there)
         print(f"error: {error}", file=sys.stderr)
         return exitcodes.UNUSABLE
     except flink_job.Interrupted as stop:

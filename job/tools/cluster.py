@@ -1,0 +1,129 @@
+"""``foldstream cluster|submit|jobs|stop``: the Flink cluster path from the command line.
+
+``cluster start|stop|status`` runs a local standalone cluster from the installed wheel
+(:mod:`foldstream.job.engines.flink.cluster`); ``submit``, ``jobs`` and ``stop`` work with any
+cluster's REST API (:mod:`foldstream.job.engines.flink.submit`). Every failure is one line on
+stderr and an exit code of :mod:`foldstream.job.exitcodes`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from foldstream.job import exitcodes
+
+COMMANDS = ("cluster", "submit", "jobs", "stop")
+
+
+def add_parsers(commands) -> None:
+    """Add the four commands to ``foldstream``'s subcommands."""
+    from foldstream.job.engines.flink.cluster import DEFAULT_DIR, DEFAULT_JOBMANAGER, DEFAULT_SLOTS
+
+    cluster = commands.add_parser(
+        "cluster", help="a local standalone Flink cluster (JobManager + TaskManager JVMs)")
+    cluster.add_argument("action", choices=("start", "stop", "status"))
+    cluster.add_argument("--dir", default=DEFAULT_DIR,
+                         help=f"its configuration, logs, pids and checkpoints (default: "
+                              f"./{DEFAULT_DIR})")
+    cluster.add_argument("--slots", type=int, default=DEFAULT_SLOTS,
+                         help=f"task slots of the TaskManager (default: {DEFAULT_SLOTS}; a job "
+                              f"takes 2 x engine.parallelism)")
+    cluster.add_argument("--port", type=int, default=None,
+                         help="the REST port on 127.0.0.1 (default: 8081)")
+
+    def jobmanager(parser):
+        parser.add_argument("--jobmanager", "-m", default=DEFAULT_JOBMANAGER, metavar="HOST:PORT",
+                            help=f"the cluster's REST address (default: {DEFAULT_JOBMANAGER})")
+
+    submit = commands.add_parser(
+        "submit", help="submit the job (Kafka in, Kafka out) to a running Flink cluster")
+    submit.add_argument("config", help="a YAML configuration (source and sink kind: kafka)")
+    submit.add_argument("--set", dest="overrides", action="append", default=[],
+                        metavar="KEY=VALUE", help="override a key (repeatable)")
+    submit.add_argument("--resume", metavar="SAVEPOINT_OR_CHECKPOINT",
+                        help="start from this savepoint or retained checkpoint")
+    jobmanager(submit)
+    jobs = commands.add_parser("jobs", help="the jobs of a Flink cluster")
+    jobmanager(jobs)
+    stop = commands.add_parser("stop", help="stop a job of a Flink cluster with a savepoint")
+    stop.add_argument("job", help="the job id (`foldstream jobs`)")
+    stop.add_argument("--savepoint", metavar="DIR",
+                      help="where the savepoint goes (default: the cluster's savepoint directory)")
+    jobmanager(stop)
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return code
+
+
+def main(args: argparse.Namespace) -> int:
+    from foldstream.job.engines.flink.cluster import ClusterError
+    from foldstream.job.engines.flink.submit import SubmitError
+
+    try:
+        return {"cluster": _cluster, "submit": _submit, "jobs": _jobs, "stop": _stop}[
+            args.command](args)
+    except ClusterError as error:
+        return _fail(str(error), exitcodes.UNUSABLE)
+    except SubmitError as error:
+        return _fail(str(error), error.exit_code)
+
+
+def _cluster(args) -> int:
+    from foldstream.job.engines.flink.cluster import LocalCluster, Overview
+
+    local = LocalCluster(args.dir)
+    if args.action == "start":
+        if args.slots < 1:
+            return _fail(f"--slots must be at least 1, not {args.slots}", exitcodes.UNUSABLE)
+        print(local.start(slots=args.slots, port=args.port))
+        print(f"configuration, logs and checkpoints: {local.root}")
+    elif args.action == "stop":
+        stopped = local.stop()
+        print(f"stopped: {', '.join(stopped)}" if stopped else "no cluster runs under "
+              f"{local.root}")
+    else:
+        running = [d for d in local.daemons() if d.running]
+        for daemon in local.daemons():
+            print(f"{daemon.name}: pid {daemon.pid}, {'running' if daemon.running else 'dead'}")
+        if not running:
+            print(f"no cluster runs under {local.root}")
+            return exitcodes.FAILED
+        print(Overview.of(local.address))
+        print(f"checkpoints: {local.settings.get('execution.checkpointing.dir')}; "
+              f"logs: {local.log_dir}")
+    return exitcodes.OK
+
+
+def _submit(args) -> int:
+    from foldstream.job.engines.flink.submit import submit
+
+    done = submit(args.config, args.overrides, args.jobmanager, resume=args.resume)
+    print(f"job {done.job_id}: {done.state} on http://{done.address}")
+    print(f"checkpoints: {done.checkpoints or 'none (the job takes no checkpoints)'}")
+    return exitcodes.OK
+
+
+def _jobs(args) -> int:
+    from foldstream.job.engines.flink.submit import jobs
+
+    rows = jobs(args.jobmanager)
+    if not rows:
+        print(f"no jobs on http://{args.jobmanager}")
+    for row in rows:
+        started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row.start_time_ms / 1000))
+        print(f"{row.job_id}  {row.state:<10} {started}  {row.duration_ms / 1000:>8.0f} s  "
+              f"{row.name}")
+    return exitcodes.OK
+
+
+def _stop(args) -> int:
+    from foldstream.job.engines.flink.submit import stop_with_savepoint
+
+    location = stop_with_savepoint(args.jobmanager, args.job, args.savepoint)
+    print(f"job {args.job} stopped; savepoint: {location}")
+    print(f"resume with: foldstream submit CONFIG --resume {location}")
+    return exitcodes.OK
