@@ -13,7 +13,7 @@ from typing import Any
 from rich.console import Console
 
 from foldstream.job import exitcodes
-from foldstream.job.config import Config, ConfigError, load_config
+from foldstream.job.config import Config, ConfigError, check_sinks, load_config
 from foldstream.job.tools.tables import typed
 
 
@@ -125,34 +125,6 @@ def _parser() -> argparse.ArgumentParser:
 
     cluster.add_parsers(commands)  # cluster, submit, jobs, stop: the Flink cluster path
     return parser
-
-
-def check_sinks(config: Config) -> None:
-    """Raise :class:`ConfigError` naming the key if a sink would write over the source or
-    another sink of the run (files compared as files, Kafka topics on the same servers), or
-    cannot be written (:func:`foldstream.connectors.sinks.check_outputs`)."""
-    from foldstream.connectors.sinks import Named, SinkUnavailable, check_outputs
-
-    sink, source = config.sink, config.source
-    if sink.kind == "kafka":
-        ours = [("sink.topic", sink.topic), ("sink.dead_letter_topic", sink.dead_letter_topic)]
-        theirs = [("source.topic", getattr(source, "topic", None)),
-                  ("source.labels_topic", getattr(source, "labels_topic", None))]
-        same_servers = getattr(source, "bootstrap_servers", None) == sink.bootstrap_servers
-        for n, (key, topic) in enumerate(ours):
-            for other, taken in ours[:n] + (theirs if same_servers else []):
-                if topic == taken:
-                    raise ConfigError(f"{key}: {topic!r} is also {other}: each output needs a "
-                                      f"topic of its own, and a run never writes into its input")
-        return
-    outputs = [Named("sink.dead_letter_path", sink.dead_letters())]
-    if sink.kind == "file":
-        outputs.insert(0, Named("sink.path", sink.path))
-    inputs = [Named("source.path", source.resolved_path())] if source.kind == "file" else []
-    try:
-        check_outputs(outputs, inputs)
-    except SinkUnavailable as error:
-        raise ConfigError(str(error)) from None
 
 
 def _open_sinks(config: Config):

@@ -30,7 +30,7 @@ import signal
 import sys
 
 from foldstream.job import exitcodes
-from foldstream.job.config import Config, ConfigError, load_config
+from foldstream.job.config import Config, ConfigError, check_sinks, load_config
 
 JOB_NAME = "foldstream"
 #: The delay between restarts of a job on a cluster (``engine.flink_config`` may set another).
@@ -99,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = load_config(args.config, args.overrides)
         check_cluster_config(config)
+        check_sinks(config)
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return exitcodes.UNUSABLE
