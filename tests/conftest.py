@@ -47,6 +47,12 @@ def load_broker_module():
 
 
 @pytest.fixture(scope="session")
+def flink_runs():
+    """The Flink tests' shared run-and-compare helpers (tests/flink_runs.py; needs pyflink)."""
+    return load_helper("flink_runs.py")
+
+
+@pytest.fixture(scope="session")
 def elec_path() -> Path:
     return ELEC
 

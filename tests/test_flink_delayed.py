@@ -98,13 +98,12 @@ def test_a_delayed_run_on_flink_writes_the_records_of_the_in_process_engine(
         assert last["pending"] > 0
 
 
-def test_a_failure_mid_delayed_run_restarts_with_the_pending_examples(elec_path, tmp_path):
+def test_a_failure_mid_delayed_run_restarts_with_the_pending_examples(elec_path, tmp_path,
+                                                                     flink_runs):
     """A learner raises once after 1,000 training calls (training comes at the labels, 200
     arrivals late) and a completed checkpoint; Flink restarts from the last checkpoint, whose
     keyed state holds the examples waiting for their labels, and the records equal those of a
     run that never failed, the summary included."""
-    from foldstream.job.engines.flink import job as flink_job
-
     marker, checkpoints = tmp_path / "failed-once", tmp_path / "checkpoints"
     failing = ("learners=[{name: ht, model: foldstream.job.engines.flink.faults.FailOnce, params: {model: "
                "{model: river.tree.HoeffdingTreeClassifier}, after: 1000, "
@@ -116,13 +115,6 @@ def test_a_failure_mid_delayed_run_restarts_with_the_pending_examples(elec_path,
         "engine.parallelism=2", "engine.batch_size=100", "engine.checkpoint_interval_ms=300",
         "engine.restart_attempts=2", f"engine.checkpoint_dir={checkpoints}",
     ])
-    marker.touch()  # the reference run: the marker is taken, nothing fails
-    reference, _ = evaluate_to_list(make_plans(cfg), open_source(cfg))
-    marker.unlink()
-    records: list[dict] = []
-    flink_job.run(cfg, records.append, lambda r: None)
-    assert marker.exists()  # it did fail once
-    assert comparable(records) == comparable(reference)
-    summaries = [r for r in records if r["type"] == "summary"]
-    assert len(summaries) == 1 and summaries[0]["position"] == 4000
+    records, reference = flink_runs.fail_once_and_compare(cfg, marker, summaries=True)
+    assert [r["position"] for r in records if r["type"] == "summary"] == [4000]
     assert [r["labelled"] for r in reference if r["type"] == "measures"][-1] == 4000

@@ -147,13 +147,11 @@ def test_kafka_in_kafka_out_equals_the_in_process_engine(elec_path, tansu, kafka
 
 @pytest.mark.parametrize("unaligned", [True, False])
 def test_a_failure_mid_stream_restarts_from_the_checkpoint_with_nothing_lost_or_duplicated(
-        elec_path, tmp_path, unaligned):
+        elec_path, tmp_path, unaligned, flink_runs):
     """A learner raises once after 1,500 training calls; Flink restarts the job from its last
     checkpoint (learners, windows and pending batches in keyed state; with unaligned checkpoints
     also the batches in flight) and the records it then delivers equal those of a run that never
     failed: none missing, none twice."""
-    from foldstream.job.engines.flink import job as flink_job
-
     marker = tmp_path / "failed-once"
     failing = ("learners=[{name: ht, model: foldstream.job.engines.flink.faults.FailOnce, params: {model: "
                "{model: river.tree.HoeffdingTreeClassifier}, after: 1500, "
@@ -164,14 +162,7 @@ def test_a_failure_mid_stream_restarts_from_the_checkpoint_with_nothing_lost_or_
         "engine.batch_size=100", "engine.checkpoint_interval_ms=300", "engine.restart_attempts=2",
         f"engine.unaligned_checkpoints={str(unaligned).lower()}",
     ])
-    marker.touch()  # the reference run: the marker is taken, nothing fails
-    reference, _ = evaluate_to_list(make_plans(cfg), open_source(cfg))
-    marker.unlink()
-    records: list[dict] = []
-    flink_job.run(cfg, records.append, lambda r: None)
-    assert marker.exists()  # it did fail once
-    assert comparable(records) == comparable(reference)
-    assert sum(r["type"] == "summary" for r in records) == 1
+    flink_runs.fail_once_and_compare(cfg, marker)
 
 
 @pytest.mark.kafka

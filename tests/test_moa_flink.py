@@ -38,12 +38,11 @@ def test_flink_at_parallelism_2_gives_the_in_process_records_with_a_moa_learner(
     assert not rejected
 
 
-def test_a_failure_restarts_with_the_moa_learners_state_and_identical_records(elec_path, tmp_path):
+def test_a_failure_restarts_with_the_moa_learners_state_and_identical_records(elec_path, tmp_path,
+                                                                            flink_runs):
     """A river learner fails once mid-stream; Flink restarts from its last checkpoint, which
     holds the MOA learner's Java-serialised state, and delivers the records of a run that never
     failed."""
-    from foldstream.job.engines.flink import job as flink_job
-
     marker = tmp_path / "failed-once"
     learners = ("learners=[{name: nb, model: foldstream.job.engines.flink.faults.FailOnce, params: "
                 "{model: {model: river.naive_bayes.GaussianNB}, after: 1500, "
@@ -54,11 +53,4 @@ def test_a_failure_restarts_with_the_moa_learners_state_and_identical_records(el
         "evaluation.report_every=250", "engine.kind=flink", "engine.parallelism=2",
         "engine.batch_size=100", "engine.checkpoint_interval_ms=300", "engine.restart_attempts=2",
     ])
-    marker.touch()  # the reference run: the marker is taken, nothing fails
-    reference, _ = evaluate_to_list(make_plans(cfg), open_source(cfg))
-    marker.unlink()
-    records: list[dict] = []
-    flink_job.run(cfg, records.append, lambda r: None)
-    assert marker.exists()  # it did fail once
-    assert comparable(records) == comparable(reference)
-    assert sum(r["type"] == "summary" for r in records) == 1
+    flink_runs.fail_once_and_compare(cfg, marker)
