@@ -116,6 +116,19 @@ def test_continuity_correction_equal_to_scipy():
         _check(vectors, alternative, correction=True)
 
 
+def test_exact_table_equal_to_scipy_up_to_50():
+    """No zero, no tie: scipy's exact distribution for every n up to 50, at rank sums spread
+    over the whole range (both tails and the middle), the three alternatives."""
+    rng = np.random.default_rng(4)
+    vectors = []
+    for n in range(1, 51):
+        for share in (0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0):
+            signs = np.where(rng.random(n) < share, -1.0, 1.0)
+            vectors.append(signs * rng.permutation(np.arange(1.0, n + 1.0)) * 0.01)
+    for alternative in ALTERNATIVES:
+        _check(vectors, alternative)
+
+
 def test_each_method_is_used():
     """The three ways scipy's ``auto`` computes the p-value are all reproduced."""
     assert signed_rank_test([1.0, -2.0, 3.0]).method == "exact"
