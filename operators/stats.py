@@ -26,8 +26,10 @@ import functools
 import math
 import warnings
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
+import scipy.special
 import scipy.stats
 
 from foldstream.operators.records import plain
@@ -35,6 +37,8 @@ from foldstream.operators.records import plain
 __all__ = [
     "mean_std",
     "wilcoxon",
+    "signed_rank_test",
+    "SignedRankResult",
     "signed_rank_sums",
     "sign_test",
     "friedman_nemenyi",
@@ -134,13 +138,241 @@ def mean_std(values: Sequence[Value]) -> tuple[float | None, float | None]:
 # ----------------------------------------------------------------------------------------------
 
 
+#: Up to this many differences (zeros included), scipy's ``method="auto"`` takes the exact
+#: distribution of the rank sum when no difference is zero or tied...
+_EXACT_MAX = 50
+#: ...and, with zeros or ties, the permutation test over all 2^n sign patterns (exhaustive, so
+#: deterministic, since 2^13 is below its default 9,999 resamples); above it, the normal
+#: approximation.
+_PERMUTATION_MAX = 13
+_ALTERNATIVES = ("two-sided", "less", "greater")
+
+
+class SignedRankResult(NamedTuple):
+    """The Wilcoxon signed-rank test of one vector of differences (:func:`signed_rank_test`)."""
+
+    #: ``min(r_plus, r_minus)`` for the two-sided test, else ``r_plus`` (as scipy reports it).
+    statistic: float
+    p_value: float
+    #: The sum of the ranks of the positive differences, and of the negative ones.
+    r_plus: float
+    r_minus: float
+    #: How the p-value was computed: ``"exact"``, ``"permutation"`` or ``"asymptotic"``.
+    method: str
+
+
+class _SignedRanks(NamedTuple):
+    """The non-zero differences ranked by absolute value, ties sharing their average rank.
+
+    Ranks are kept doubled, so that every average rank is an integer."""
+
+    doubled: tuple[int, ...]  # doubled rank of each non-zero difference, in input order
+    positive: tuple[bool, ...]  # whether that difference is positive
+    ties: tuple[int, ...]  # the sizes of the groups of tied absolute values (size > 1 only)
+    zeros: int  # how many differences are zero
+
+
+def _signed_ranks(diffs: Sequence[float]) -> _SignedRanks:
+    """Rank ``abs(d)`` over the non-zero differences ``d`` (``scipy.stats.rankdata``'s
+    ``"average"`` method: a group of tied values at sorted positions ``i..j`` (from 0) shares
+    the rank ``(i + j) / 2 + 1``, doubled here to ``i + j + 2``)."""
+    nonzero = [float(d) for d in diffs if d != 0]
+    order = sorted(range(len(nonzero)), key=lambda i: abs(nonzero[i]))
+    doubled = [0] * len(nonzero)
+    ties = []
+    i = 0
+    while i < len(order):
+        j = i
+        value = abs(nonzero[order[i]])
+        while j + 1 < len(order) and abs(nonzero[order[j + 1]]) == value:
+            j += 1
+        for m in range(i, j + 1):
+            doubled[order[m]] = i + j + 2
+        if j > i:
+            ties.append(j - i + 1)
+        i = j + 1
+    return _SignedRanks(tuple(doubled), tuple(d > 0 for d in nonzero), tuple(ties),
+                        len(diffs) - len(nonzero))
+
+
+@functools.lru_cache(maxsize=64)
+def _exact_pvalues(n: int, alternative: str) -> tuple[float, ...]:
+    """The exact p-value of every rank sum ``r_plus = 0 .. n(n+1)/2`` of ``n`` untied non-zero
+    differences, computed with scipy's own arithmetic (``scipy.stats._wilcoxon``'s
+    ``WilcoxonDistribution``: the same probabilities, summed over the same slices), so that each
+    value is bit for bit the one ``scipy.stats.wilcoxon`` returns. One table per ``n``."""
+    pmfs = np.ones(1, dtype=np.float64)
+    for k in range(1, n + 1):
+        previous = pmfs
+        pmfs = np.zeros(k * (k + 1) // 2 + 1, dtype=np.float64)
+        m = len(previous)
+        pmfs[:m] = previous * 0.5
+        pmfs[-m:] += previous * 0.5
+    mean = n * (n + 1) / 4
+
+    def cdf(k: int) -> np.float64:
+        return pmfs[: k + 1].sum() if k <= mean else 1 - pmfs[k + 1:].sum()
+
+    def sf(k: int) -> np.float64:
+        return pmfs[k:].sum() if k <= mean else 1 - pmfs[:k].sum()
+
+    if alternative == "less":
+        values = [cdf(r) for r in range(len(pmfs))]
+    elif alternative == "greater":
+        values = [sf(r) for r in range(len(pmfs))]
+    else:
+        values = [np.clip(2 * np.minimum(sf(r), cdf(r)), 0, 1) for r in range(len(pmfs))]
+    return tuple(float(v) for v in values)
+
+
+@functools.lru_cache(maxsize=4096)
+def _null_counts(doubled: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The null distribution of the doubled rank sum over the ``2^k`` sign patterns of ``k``
+    non-zero differences with these (sorted) doubled ranks, as cumulative counts: ``at_most[s]``
+    patterns have a doubled sum of at most ``s``, ``at_least[s]`` of at least ``s``. It depends
+    only on the tie pattern, hence the cache."""
+    counts = [1]
+    for r in doubled:
+        grown = counts + [0] * r
+        for s, c in enumerate(counts):
+            grown[s + r] += c
+        counts = grown
+    at_most = list(counts)
+    for s in range(1, len(at_most)):
+        at_most[s] += at_most[s - 1]
+    total = at_most[-1]
+    at_least = [total] + [total - at_most[s - 1] for s in range(1, len(counts))]
+    return tuple(at_most), tuple(at_least)
+
+
+def _permutation_pvalue(ranks: _SignedRanks, r2: int, alternative: str) -> float:
+    """The p-value of ``scipy.stats.permutation_test`` over all ``2^n`` sign patterns (zeros
+    included: flipping a zero changes nothing, so each counts twice), with its arithmetic:
+    ``count / 2^n``, the two-sided value twice the smaller side, clipped to 1."""
+    at_most, at_least = _null_counts(tuple(sorted(ranks.doubled)))
+    weight = 1 << ranks.zeros
+    patterns = 1 << (len(ranks.doubled) + ranks.zeros)
+    less = float(at_most[r2] * weight) / patterns
+    greater = float(at_least[r2] * weight) / patterns
+    if alternative == "less":
+        return less
+    if alternative == "greater":
+        return greater
+    return min(min(less, greater) * 2, 1.0)
+
+
+def _asymptotic_pvalue(ranks: _SignedRanks, r_plus: float, alternative: str,
+                       correction: bool) -> float:
+    """The normal approximation, with scipy's arithmetic (``_wilcoxon_statistic``): the mean
+    and the tie-corrected standard error over the non-zero differences."""
+    count = float(len(ranks.doubled))
+    mean = count * (count + 1.0) * 0.25
+    var = count * (count + 1.0) * (2.0 * count + 1.0)
+    tie_correct = float(sum(t**3 - t for t in ranks.ties))
+    se = math.sqrt((var - tie_correct / 2) / 24)
+    if se == 0.0:
+        return math.nan
+    z = (r_plus - mean) / se
+    if correction:
+        sign = {"greater": 1.0, "less": -1.0}.get(alternative, float(np.sign(z)))
+        z = z - sign * 0.5 / se
+    if alternative == "less":
+        return float(scipy.special.ndtr(z))
+    if alternative == "greater":
+        return float(scipy.special.ndtr(-z))
+    return float(2 * scipy.special.ndtr(-abs(z)))
+
+
+def signed_rank_test(diffs: Sequence[float], alternative: str = "two-sided",
+                     correction: bool = False) -> SignedRankResult:
+    """Wilcoxon signed-rank test of the differences ``diffs``, without scipy's per-call cost.
+
+    The statistic and the p-value are bit for bit those of ``scipy.stats.wilcoxon(diffs,
+    alternative=alternative, correction=correction)`` with its defaults ``zero_method="wilcox"``
+    and ``method="auto"`` (scipy 1.17; ``tests/test_stats_exact.py`` checks it), as ``auto``
+    chooses, by ``n``, the number of differences, zeros included:
+
+    * no zero and no tie, ``n <= 50``: the exact distribution of the rank sum, a table per ``n``
+      computed once with scipy's own arithmetic;
+    * zeros or ties, ``n <= 13``: what scipy's permutation test over the ``2^n`` sign patterns
+      returns (about 0.1 s a call), ``count / 2^n``, with the count read from the null
+      distribution of the rank sum, computed once per tie pattern: the ranks are kept
+      doubled, so the sums are integers and the counts exact;
+    * otherwise the normal approximation, with the tie correction (and the continuity
+      correction if asked).
+
+    Zero differences are dropped before ranking (``zero_method="wilcox"``), but count in ``n``.
+
+    Parameters
+    ----------
+    diffs : sequence of float
+        The paired differences (``NaN`` makes the result ``NaN``, as scipy's default
+        ``nan_policy="propagate"``).
+    alternative : {"two-sided", "less", "greater"}
+        As scipy's: "greater" tests whether the differences lie above zero.
+    correction : bool
+        The continuity correction of the normal approximation (scipy's ``correction``).
+
+    Returns
+    -------
+    SignedRankResult
+
+    Examples
+    --------
+    Ranks 1.5, 1.5, 3, 4 (two tied differences), positive sum 8.5, negative 1.5: scipy runs a
+    permutation test. Of the 16 sign patterns, 3 have a positive sum of at most 1.5 (none
+    positive, or either tied one alone) and, by symmetry, 3 one of at least 8.5, so the
+    two-sided p-value is ``2 * 3 / 16``, the one-sided one ``3 / 16``:
+
+    >>> res = signed_rank_test([0.5, -0.5, 1.0, 2.0])
+    >>> res.statistic, res.p_value, res.method
+    (1.5, 0.375, 'permutation')
+    >>> signed_rank_test([0.5, -0.5, 1.0, 2.0], alternative="greater").p_value
+    0.1875
+
+    A zero counts in the patterns (each twice: its sign does not matter) but not in the ranks:
+    2 of the 16 patterns give the other three a positive sum of 6, so ``p = 2 * 2 / 16``.
+
+    >>> signed_rank_test([0.0, 1.0, 2.0, 3.0]).p_value
+    0.25
+
+    Twenty untied differences: the exact table.
+
+    >>> res = signed_rank_test([(-1) ** (i % 3 == 0) * (i + 1) for i in range(20)])
+    >>> res.r_plus, res.r_minus, res.p_value, res.method
+    (140.0, 70.0, 0.20244979858398438, 'exact')
+    """
+    if alternative not in _ALTERNATIVES:
+        raise ValueError(f"alternative must be one of {_ALTERNATIVES}, got {alternative!r}")
+    values = [float(d) for d in diffs]
+    if not values or any(math.isnan(d) for d in values):
+        return SignedRankResult(math.nan, math.nan, math.nan, math.nan, "asymptotic")
+    ranks = _signed_ranks(values)
+    r2_plus = sum(r for r, positive in zip(ranks.doubled, ranks.positive) if positive)
+    r2_minus = sum(ranks.doubled) - r2_plus
+    r_plus, r_minus = r2_plus / 2, r2_minus / 2
+    n = len(values)
+    if n <= _EXACT_MAX and not ranks.ties and not ranks.zeros:
+        method = "exact"
+        p_value = _exact_pvalues(n, alternative)[r2_plus // 2]
+    elif n <= _PERMUTATION_MAX and n > 0 and (ranks.ties or ranks.zeros):
+        method = "permutation"
+        p_value = _permutation_pvalue(ranks, r2_plus, alternative)
+    else:
+        method = "asymptotic"
+        p_value = _asymptotic_pvalue(ranks, r_plus, alternative, correction)
+    statistic = min(r_plus, r_minus) if alternative == "two-sided" else r_plus
+    return SignedRankResult(statistic, p_value, r_plus, r_minus, method)
+
+
 def wilcoxon(a: Sequence[Value], b: Sequence[Value], alpha: float) -> dict:
     """Wilcoxon signed-rank test over the paired per-fold values of learners A and B.
 
-    This is ``scipy.stats.wilcoxon(a, b)`` with scipy's defaults (docs/method.md §6): zero
-    differences are dropped; without ties or zeros the p-value is exact (up to 50 folds); with
-    them it is the exact permutation distribution over the 2^k sign assignments up to 13 folds
-    (deterministic, but the costly part of a report: ~0.1 s a call) and the normal approximation
+    The statistic and p-value are bit for bit those of ``scipy.stats.wilcoxon(a, b)`` with
+    scipy's defaults (docs/method.md §6), computed by :func:`signed_rank_test` at the cost of
+    a table look-up: zero differences are dropped from the ranks; without ties or zeros the
+    p-value is exact (up to 50 folds); with them it is the exact permutation distribution over
+    the 2^k sign assignments up to 13 folds (zeros included) and the normal approximation
     beyond; the statistic is the smaller of the two rank sums. Folds where either value is
     undefined are dropped first.
 
@@ -174,11 +406,9 @@ def wilcoxon(a: Sequence[Value], b: Sequence[Value], alpha: float) -> dict:
     xs, ys = _pairs(a, b)
     if not xs or all(x - y == 0 for x, y in zip(xs, ys)):
         return {"statistic": None, "p_value": None, "reject": False}
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        res = scipy.stats.wilcoxon(xs, ys)
+    res = signed_rank_test([x - y for x, y in zip(xs, ys)])
     statistic = _float_or_none(res.statistic)
-    p_value = _float_or_none(res.pvalue)
+    p_value = _float_or_none(res.p_value)
     return {
         "statistic": statistic,
         "p_value": p_value,
@@ -217,12 +447,17 @@ def signed_rank_sums(a: Sequence[Value], b: Sequence[Value]) -> tuple[float, flo
     True
     """
     xs, ys = _pairs(a, b)
-    diffs = np.asarray([x - y for x, y in zip(xs, ys)], dtype=float)
-    diffs = diffs[diffs != 0]
-    if diffs.size == 0:
+    ranks = _signed_ranks([x - y for x, y in zip(xs, ys)])
+    if not ranks.doubled:
         return None
-    ranks = scipy.stats.rankdata(np.abs(diffs))
-    return float(ranks[diffs > 0].sum()), float(ranks[diffs < 0].sum())
+    r2_plus = sum(r for r, positive in zip(ranks.doubled, ranks.positive) if positive)
+    return r2_plus / 2, (sum(ranks.doubled) - r2_plus) / 2
+
+
+@functools.lru_cache(maxsize=4096)
+def _sign_pvalue(wins: int, n: int) -> float:
+    """``scipy.stats.binomtest(wins, n, 0.5).pvalue``, computed once per ``(wins, n)``."""
+    return float(scipy.stats.binomtest(wins, n, 0.5).pvalue)
 
 
 def sign_test(a: Sequence[Value], b: Sequence[Value], alpha: float) -> dict:
@@ -264,7 +499,7 @@ def sign_test(a: Sequence[Value], b: Sequence[Value], alpha: float) -> dict:
     ties = len(xs) - wins_a - wins_b
     p_value: float | None = None
     if wins_a + wins_b > 0:
-        p_value = float(scipy.stats.binomtest(wins_a, wins_a + wins_b, 0.5).pvalue)
+        p_value = _sign_pvalue(wins_a, wins_a + wins_b)
     return {
         "wins_a": wins_a,
         "wins_b": wins_b,

@@ -1,0 +1,154 @@
+"""The fold tests at table cost: scipy's tests called per report against operators/stats.py.
+
+    .venv/bin/python bench/bench_stats.py [--calls N] [--folds K]
+    .venv/bin/python bench/bench_stats.py --replication CONFIG DATASET MODE [--set key=value ...]
+                                          [--profile FILE]
+
+Without ``--replication``: calls per second (CPU time) of each fold test on fold accuracies of
+two learners over ``--folds`` folds (accuracies over 2,000 examples, so that ties and zeros are
+as frequent as in the experiments), the way operators/stats.py called scipy before (``scipy``)
+and as it computes them now (``stats``): the Wilcoxon signed-rank test, the sign test and
+Friedman-Nemenyi.
+
+With ``--replication``: CPU seconds of one experiment replication (``foldstream experiment``'s
+unit, a (dataset, mode, replication) run, :func:`foldstream.job.tools.experiment.
+run_replication`), once with the fold tests calling scipy as before and once as they are now,
+in one process (the order alternates over ``--repeat``; the best of each counts). Both give the
+same result (checked). ``--profile FILE`` writes a cProfile of each (FILE.scipy, FILE.stats).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import time
+import warnings
+from contextlib import contextmanager, nullcontext
+
+import numpy as np
+import scipy.stats
+
+from foldstream.operators import stats
+
+
+# ------------------------------------------------------------------ the old, scipy-per-call way
+def scipy_wilcoxon(a, b, alpha):
+    """operators/stats.wilcoxon before the tables: scipy's test on every call."""
+    xs, ys = stats._pairs(a, b)
+    if not xs or all(x - y == 0 for x, y in zip(xs, ys)):
+        return {"statistic": None, "p_value": None, "reject": False}
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        res = scipy.stats.wilcoxon(xs, ys)
+    p_value = stats._float_or_none(res.pvalue)
+    return {"statistic": stats._float_or_none(res.statistic), "p_value": p_value,
+            "reject": bool(p_value is not None and p_value <= alpha)}
+
+
+def scipy_sign_pvalue(wins, n):
+    """The sign test's p-value before the cache."""
+    return float(scipy.stats.binomtest(wins, n, 0.5).pvalue)
+
+
+@contextmanager
+def scipy_per_call():
+    """operators/stats as it was: the fold tests call scipy every time."""
+    saved = stats.wilcoxon, stats._sign_pvalue
+    stats.wilcoxon, stats._sign_pvalue = scipy_wilcoxon, scipy_sign_pvalue
+    try:
+        yield
+    finally:
+        stats.wilcoxon, stats._sign_pvalue = saved
+
+
+# ------------------------------------------------------------------------------ per call
+def fold_values(rng, folds: int, count: int) -> list[tuple[list[float], list[float]]]:
+    """Pairs of fold accuracies over 2,000 examples, B about as good as A."""
+    out = []
+    for _ in range(count):
+        a = rng.integers(1500, 1540, size=folds) / 2000
+        b = rng.integers(1500, 1540, size=folds) / 2000
+        out.append((list(a), list(b)))
+    return out
+
+
+def rate(call, pairs, seconds: float = 2.0) -> float:
+    """Calls per CPU second of ``call(a, b)`` over ``pairs`` (at least ``seconds`` long)."""
+    done, started = 0, time.process_time()
+    while True:
+        for a, b in pairs:
+            call(a, b)
+        done += len(pairs)
+        elapsed = time.process_time() - started
+        if elapsed >= seconds:
+            return done / elapsed
+
+
+def per_call(folds: int, calls: int) -> None:
+    rng = np.random.default_rng(1)
+    pairs = fold_values(rng, folds, calls)
+    triples = [[a, b, list(rng.integers(1500, 1540, size=folds) / 2000)] for a, b in pairs]
+    tests = {
+        "wilcoxon": lambda a, b: stats.wilcoxon(a, b, 0.05),
+        "sign test": lambda a, b: stats.sign_test(a, b, 0.05),
+        "friedman-nemenyi (3 learners)": lambda a, b: stats.friedman_nemenyi(
+            next(it), ["a", "b", "c"], 0.05),
+    }
+    print(f"{folds} folds, calls per CPU second (scipy per call -> operators/stats.py now)")
+    for name, call in tests.items():
+        it = iter(triples * 10**6)
+        with scipy_per_call():
+            old = rate(call, pairs)
+        it = iter(triples * 10**6)
+        new = rate(call, pairs)
+        print(f"  {name:32s} {old:12,.0f} -> {new:12,.0f}   x{new / old:,.0f}")
+    same = all(stats.wilcoxon(a, b, 0.05) == scipy_wilcoxon(a, b, 0.05) for a, b in pairs)
+    print(f"  same results as scipy on all {len(pairs)} pairs: {same}")
+
+
+# ------------------------------------------------------------------------------ replication
+def replication(config: str, dataset: str, mode: str, overrides: list[str], repeat: int,
+                profile: str | None) -> None:
+    from foldstream.job.tools.experiment import Task, load_experiment, run_replication
+
+    experiment = load_experiment(config, overrides)
+    task = Task(dataset, mode, 0)
+    best: dict[str, float] = {}
+    outcomes = {}
+    for r in range(repeat):
+        for way in (("scipy", "stats") if r % 2 == 0 else ("stats", "scipy")):
+            profiler = cProfile.Profile() if profile else None
+            with scipy_per_call() if way == "scipy" else nullcontext():
+                started = time.process_time()
+                if profiler:
+                    profiler.enable()
+                result = run_replication(experiment, task)
+                if profiler:
+                    profiler.disable()
+                    profiler.dump_stats(f"{profile}.{way}")
+                cpu = time.process_time() - started
+            best[way] = min(best.get(way, cpu), cpu)
+            outcomes[way] = result.outcomes
+            print(f"  {way:5s} {cpu:8.2f} CPU-s", flush=True)
+    assert outcomes["scipy"] == outcomes["stats"], "the two ways disagree"
+    print(f"{config} {dataset} {mode} #0: scipy per call {best['scipy']:.2f} CPU-s, "
+          f"tables {best['stats']:.2f} CPU-s: x{best['scipy'] / best['stats']:.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=30, help="distinct fold vectors")
+    parser.add_argument("--folds", type=int, default=10)
+    parser.add_argument("--replication", nargs=3, metavar=("CONFIG", "DATASET", "MODE"))
+    parser.add_argument("--set", dest="overrides", action="append", default=[])
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--profile", default=None, metavar="FILE")
+    args = parser.parse_args()
+    if args.replication:
+        replication(*args.replication, args.overrides, args.repeat, args.profile)
+    else:
+        per_call(args.folds, args.calls)
+
+
+if __name__ == "__main__":
+    main()
