@@ -142,7 +142,12 @@ CASES: list[Case] = [
 ]
 
 #: Cases other parts of the work append (the lead merges them here).
-MORE_CASES: list[Case] = []
+MORE_CASES: list[Case] = [
+    # -- a second round of hostile variants (issue 18: "hidden cases of the same kinds")
+    Case("report-out-is-the-metrics", "report {metrics} -o {metrics}", UNUSABLE, "--out"),
+    Case("report-out-is-the-metrics-spelled-otherwise",
+         "report {metrics} -o {tmp}/folder/../metrics.jsonl", UNUSABLE, "--out"),
+]
 
 
 @pytest.fixture
