@@ -563,6 +563,10 @@ def read_results(path: str | Path, experiment: ExperimentConfig | None = None
             try:
                 result = ReplicationResult.from_json(json.loads(line))
             except (ValueError, KeyError, TypeError, AttributeError):
+                if raw.endswith(b"\n"):  # a kill cuts a line before its newline: another file
+                    raise ConfigError(f"{path}, line {number}: not a results line (a whole "
+                                      f"line, not one cut by a kill), so not a results file; "
+                                      f"give another --results file or --out folder") from None
                 broken, broken_at = broken + 1, number
                 continue
             if mine is not None and result.experiment != mine:
