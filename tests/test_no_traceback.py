@@ -147,6 +147,11 @@ MORE_CASES: list[Case] = [
     Case("report-out-is-the-metrics", "report {metrics} -o {metrics}", UNUSABLE, "--out"),
     Case("report-out-is-the-metrics-spelled-otherwise",
          "report {metrics} -o {tmp}/folder/../metrics.jsonl", UNUSABLE, "--out"),
+    Case("dashboard-port-out-of-range", "dashboard {metrics} --port 99999", UNUSABLE, "--port"),
+    Case("dashboard-port-negative", "dashboard {metrics} --port -1", UNUSABLE, "--port"),
+    Case("dashboard-interval-zero", "dashboard {metrics} --interval 0", UNUSABLE, "--interval"),
+    Case("dashboard-interval-nan", "dashboard {metrics} --interval nan", UNUSABLE,
+         "--interval"),
 ]
 
 
