@@ -150,6 +150,8 @@ MORE_CASES: list[Case] = [
     Case("dashboard-port-out-of-range", "dashboard {metrics} --port 99999", UNUSABLE, "--port"),
     Case("dashboard-port-negative", "dashboard {metrics} --port -1", UNUSABLE, "--port"),
     Case("dashboard-interval-zero", "dashboard {metrics} --interval 0", UNUSABLE, "--interval"),
+    Case("cluster-start-port-out-of-range", "cluster start --port 99999 --dir {tmp}/cl",
+         UNUSABLE, "--port"),
     Case("dashboard-interval-nan", "dashboard {metrics} --interval nan", UNUSABLE,
          "--interval"),
 ]
