@@ -149,11 +149,13 @@ MORE_CASES: list[Case] = [
          "report {metrics} -o {tmp}/folder/../metrics.jsonl", UNUSABLE, "--out"),
     Case("dashboard-port-out-of-range", "dashboard {metrics} --port 99999", UNUSABLE, "--port"),
     Case("dashboard-port-negative", "dashboard {metrics} --port -1", UNUSABLE, "--port"),
-    Case("dashboard-interval-zero", "dashboard {metrics} --interval 0", UNUSABLE, "--interval"),
     Case("cluster-start-port-out-of-range", "cluster start --port 99999 --dir {tmp}/cl",
          UNUSABLE, "--port"),
-    Case("dashboard-interval-nan", "dashboard {metrics} --interval nan", UNUSABLE,
-         "--interval"),
+    Case("dashboard-interval-zero", "dashboard {metrics} --interval 0", USAGE, "--interval"),
+    Case("dashboard-interval-nan", "dashboard {metrics} --interval nan", USAGE, "--interval"),
+    Case("watch-interval-negative", "watch {metrics} --interval -1", USAGE, "--interval"),
+    Case("watch-interval-nan", "watch {metrics} --interval nan", USAGE, "--interval"),
+    Case("produce-rate-nan", "produce --rate nan", USAGE, "--rate"),
 ]
 
 
