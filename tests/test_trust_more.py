@@ -66,3 +66,21 @@ def test_a_text_id_of_5000_digits_is_a_text_id(tmp_path):
     key = "9" * 5000
     results = _delayed(tmp_path, [{"id": key, "a": 1.0}, {"id": key, "y": "u"}])
     assert results.rejected == []
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/full"])
+def test_a_results_file_that_is_a_device_is_refused_at_once(device):
+    """Reading ``/dev/zero`` (or ``/dev/full``) never ends: a results file must be a file."""
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        future = pool.submit(read_results, device)
+        try:
+            error = future.exception(timeout=20)
+        except concurrent.futures.TimeoutError:
+            pytest.fail(f"read_results({device}) never ended")  # the thread stays: test ends
+        assert isinstance(error, ConfigError) and "not a regular file" in str(error)
+
+
+def test_results_into_dev_null_still_read_as_none():
+    assert read_results("/dev/null") == ([], 0)

@@ -544,6 +544,9 @@ def read_results(path: str | Path, experiment: ExperimentConfig | None = None
     path = Path(path)
     if not path.exists():
         return [], 0
+    if not path.is_file() and not path.samefile(os.devnull):  # /dev/zero: read for ever
+        raise ConfigError(f"{path} is not a regular file, so not a results file; give another "
+                          f"--results file or --out folder")
     kept: dict[tuple[str, str, int], ReplicationResult] = {}
     broken = 0
     mine = fingerprint(experiment) if experiment is not None else None
