@@ -161,10 +161,12 @@ def _key(row: dict[str, Any], schema: RowSchema) -> int | str:
     value = row.get(schema.id_field)
     if isinstance(value, str) and value.strip():
         text = value.strip()
-        try:
+        # an integer's own decimal text only: "007", "1_000", "+5" are ids of their own
+        digits = text[1:] if text.startswith("-") else text
+        if digits.isascii() and digits.isdigit() and (digits == "0" or digits[0] != "0") \
+                and len(digits) <= 4300 and text != "-0":  # longer: Python refuses to convert
             return int(text)
-        except ValueError:
-            return text
+        return text
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     if isinstance(value, float) and value.is_integer():

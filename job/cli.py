@@ -17,6 +17,26 @@ from foldstream.job.config import Config, ConfigError, check_sinks, load_config
 from foldstream.job.tools.tables import typed
 
 
+def _positive(text: str) -> float:
+    """An option's positive, finite number (seconds, a rate): 0, negative, ``nan`` and ``inf``
+    are refused at once rather than spinning, sleeping forever or being ignored later.
+
+    >>> _positive("0.25")
+    0.25
+    >>> _positive("nan")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: 'nan' is not a positive number
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number: {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="foldstream",
@@ -59,7 +79,7 @@ def _parser() -> argparse.ArgumentParser:
     watch.add_argument("--follow", action=argparse.BooleanOptionalAction, default=True,
                        help="keep reading as records arrive, until Ctrl-C (default); "
                             "--no-follow: read to the end and exit")
-    watch.add_argument("--interval", type=float, default=0.5, metavar="SECONDS",
+    watch.add_argument("--interval", type=_positive, default=0.5, metavar="SECONDS",
                        help="how often to look for new records when following (default: 0.5)")
 
     produce = commands.add_parser(
@@ -71,7 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     produce.add_argument("--bootstrap-servers", default="localhost:9092", metavar="HOST:PORT",
                          help="Kafka bootstrap servers (default: localhost:9092)")
     produce.add_argument("--topic", default="examples", help="the topic (default: examples)")
-    produce.add_argument("--rate", type=float, default=None, metavar="N",
+    produce.add_argument("--rate", type=_positive, default=None, metavar="N",
                          help="examples per second (default: as fast as possible)")
     produce.add_argument("--limit", type=int, default=None, metavar="N",
                          help="send at most N examples (default: source.limit, or all)")
@@ -102,7 +122,7 @@ def _parser() -> argparse.ArgumentParser:
     dashboard.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                            help="also answer requests for this host name (NAME or NAME:PORT; "
                                 "repeatable): others are refused, against DNS rebinding")
-    dashboard.add_argument("--interval", type=float, default=dash.DEFAULT_INTERVAL,
+    dashboard.add_argument("--interval", type=_positive, default=dash.DEFAULT_INTERVAL,
                            metavar="SECONDS", help=f"how often to look for new records "
                                                    f"(default: {dash.DEFAULT_INTERVAL})")
 

@@ -142,7 +142,21 @@ CASES: list[Case] = [
 ]
 
 #: Cases other parts of the work append (the lead merges them here).
-MORE_CASES: list[Case] = []
+MORE_CASES: list[Case] = [
+    # -- a second round of hostile variants (issue 18: "hidden cases of the same kinds")
+    Case("report-out-is-the-metrics", "report {metrics} -o {metrics}", UNUSABLE, "--out"),
+    Case("report-out-is-the-metrics-spelled-otherwise",
+         "report {metrics} -o {tmp}/folder/../metrics.jsonl", UNUSABLE, "--out"),
+    Case("dashboard-port-out-of-range", "dashboard {metrics} --port 99999", UNUSABLE, "--port"),
+    Case("dashboard-port-negative", "dashboard {metrics} --port -1", UNUSABLE, "--port"),
+    Case("cluster-start-port-out-of-range", "cluster start --port 99999 --dir {tmp}/cl",
+         UNUSABLE, "--port"),
+    Case("dashboard-interval-zero", "dashboard {metrics} --interval 0", USAGE, "--interval"),
+    Case("dashboard-interval-nan", "dashboard {metrics} --interval nan", USAGE, "--interval"),
+    Case("watch-interval-negative", "watch {metrics} --interval -1", USAGE, "--interval"),
+    Case("watch-interval-nan", "watch {metrics} --interval nan", USAGE, "--interval"),
+    Case("produce-rate-nan", "produce --rate nan", USAGE, "--rate"),
+]
 
 
 @pytest.fixture

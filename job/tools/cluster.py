@@ -79,6 +79,8 @@ def _cluster(args) -> int:
     if args.action == "start":
         if args.slots < 1:
             return _fail(f"--slots must be at least 1, not {args.slots}", exitcodes.UNUSABLE)
+        if args.port is not None and not 1 <= args.port <= 65535:
+            return _fail(f"--port must be 1 to 65535, not {args.port}", exitcodes.UNUSABLE)
         print(local.start(slots=args.slots, port=args.port))
         print(f"configuration, logs and checkpoints: {local.root}")
     elif args.action == "stop":

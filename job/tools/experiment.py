@@ -544,6 +544,9 @@ def read_results(path: str | Path, experiment: ExperimentConfig | None = None
     path = Path(path)
     if not path.exists():
         return [], 0
+    if not path.is_file() and not path.samefile(os.devnull):  # /dev/zero: read for ever
+        raise ConfigError(f"{path} is not a regular file, so not a results file; give another "
+                          f"--results file or --out folder")
     kept: dict[tuple[str, str, int], ReplicationResult] = {}
     broken = 0
     mine = fingerprint(experiment) if experiment is not None else None
@@ -563,6 +566,10 @@ def read_results(path: str | Path, experiment: ExperimentConfig | None = None
             try:
                 result = ReplicationResult.from_json(json.loads(line))
             except (ValueError, KeyError, TypeError, AttributeError):
+                if raw.endswith(b"\n"):  # a kill cuts a line before its newline: another file
+                    raise ConfigError(f"{path}, line {number}: not a results line (a whole "
+                                      f"line, not one cut by a kill), so not a results file; "
+                                      f"give another --results file or --out folder") from None
                 broken, broken_at = broken + 1, number
                 continue
             if mine is not None and result.experiment != mine:

@@ -26,6 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from foldstream.connectors.sinks import Named, check_outputs
 from foldstream.job.tools.dashboard.state import BadRecord, check_record, describe_record
 from foldstream.job.tools.plot import DEFAULT_MEASURES, DPI, StreamRecords, group_by_stream, \
     stream_figures
@@ -390,8 +391,13 @@ def write_report(source: str, out: str | Path = DEFAULT_OUT,
         When the records hold no ``measures`` record, or on an unknown figure format.
     OSError
         When the source cannot be read or the report not written.
+    SinkUnavailable
+        (a ``ValueError``) When ``out`` is the source's file, whatever its spelling: a report
+        never writes over the records it reads.
     """
     reader = RecordReader(source)
+    if not reader.source.is_kafka:
+        check_outputs([Named("--out", out)], [Named("metrics", reader.source.path)])
     records = list(reader)
     run = gather(records, str(reader.source), skipped=reader.skipped)
     document = render_html(run, measures, figures)

@@ -327,6 +327,9 @@ def main(args) -> int:
     if args.history < MIN_HISTORY:
         print(f"error: --history {args.history}: at least {MIN_HISTORY} points", file=sys.stderr)
         return exitcodes.UNUSABLE
+    if not 0 <= args.port <= 65535:  # the socket's bind raises OverflowError, no ValueError
+        print(f"error: --port {args.port}: a port is 0 to 65535", file=sys.stderr)
+        return exitcodes.UNUSABLE
     try:
         allow = getattr(args, "allow_host", None) or ()
         HostPolicy.for_server(args.host, args.port, allow)  # a bad --allow-host: at once
