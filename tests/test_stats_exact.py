@@ -10,8 +10,11 @@ would make for each row alone.
 
 from __future__ import annotations
 
+import gzip
+import json
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -94,18 +97,67 @@ def test_equal_to_scipy_quick():
         _check(_vectors(seed=8, per_k=2, ks=range(1, 10)), alternative)
 
 
-@pytest.mark.slow
-def test_equal_to_scipy_10000_vectors():
+#: scipy's own (statistic, p-value) of the 12,000 vectors of :func:`_reference_sets`, computed
+#: once by :func:`write_reference` (about 15 CPU-minutes of scipy's permutation tests, too long to
+#: repeat in every run of the suite): the vectors, the installed scipy's version and its answers.
+REFERENCE = Path(__file__).parent / "data" / "wilcoxon-scipy-reference.json.gz"
+
+
+def _reference_sets() -> dict[str, list[np.ndarray]]:
     """10,000 random fold-difference vectors, k = 1..25 (400 each), most with ties or zeros,
-    two-sided as the project calls the test; 1,000 more for each one-sided alternative. Bit
-    for bit scipy's statistic and p-value. Slow: scipy's own permutation tests (k <= 13 with
-    ties or zeros) take about 15 CPU-minutes."""
-    two_sided = _vectors(seed=2026, per_k=400)
-    ties_or_zeros = sum(1 for v in two_sided if np.unique(np.abs(v)).size < v.size or 0 in v)
-    assert ties_or_zeros > 0.8 * len(two_sided)
-    _check(two_sided, "two-sided")
-    _check(_vectors(seed=11, per_k=40), "less")
-    _check(_vectors(seed=12, per_k=40), "greater")
+    two-sided as the project calls the test; 1,000 more for each one-sided alternative."""
+    return {"two-sided": _vectors(seed=2026, per_k=400), "less": _vectors(seed=11, per_k=40),
+            "greater": _vectors(seed=12, per_k=40)}
+
+
+def write_reference(path: Path = REFERENCE) -> None:
+    """Compute scipy's answers for :func:`_reference_sets` and write them to ``path``
+    (``python tests/test_stats_exact.py``)."""
+    sets = {alternative: {"vectors": [v.tolist() for v in vectors],
+                          "expected": [[repr(s), repr(p)] for s, p in _scipy(vectors, alternative)]}
+            for alternative, vectors in _reference_sets().items()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        json.dump({"scipy": scipy.__version__, "sets": sets}, f)
+
+
+def test_equal_to_scipy_10000_vectors():
+    """The 10,000 vectors (and 2,000 one-sided) against scipy's answers stored by
+    :func:`write_reference`, bit for bit: the stored vectors are the ones this file generates,
+    and the stored answers those of the scipy the project pins (else they are recomputed)."""
+    with gzip.open(REFERENCE, "rt", encoding="utf-8") as f:
+        stored = json.load(f)
+    sets = _reference_sets()
+    ties_or_zeros = sum(1 for v in sets["two-sided"]
+                        if np.unique(np.abs(v)).size < v.size or 0 in v)
+    assert len(sets["two-sided"]) == 10_000 and ties_or_zeros > 0.8 * 10_000
+    for alternative, vectors in sets.items():
+        assert stored["sets"][alternative]["vectors"] == [v.tolist() for v in vectors]
+        if stored["scipy"] != scipy.__version__:  # another scipy: ask it (slow)
+            _check(vectors, alternative)
+            continue
+        wrong = []
+        for v, (statistic, p_value) in zip(vectors, stored["sets"][alternative]["expected"]):
+            res = signed_rank_test(list(v), alternative=alternative)
+            if not (_same(res.statistic, float(statistic)) and _same(res.p_value, float(p_value))):
+                wrong.append((v.tolist(), (statistic, p_value), res))
+        assert not wrong, f"{len(wrong)} of {len(vectors)} differ from scipy, e.g. {wrong[:3]}"
+
+
+def test_the_stored_reference_is_scipys_answer():
+    """A sample of the stored answers, asked of scipy again (one vector of each k and each
+    alternative, where scipy's permutation test is cheap): the file holds what scipy says."""
+    with gzip.open(REFERENCE, "rt", encoding="utf-8") as f:
+        stored = json.load(f)
+    if stored["scipy"] != scipy.__version__:
+        pytest.skip(f"the reference is scipy {stored['scipy']}'s")
+    for alternative, entry in stored["sets"].items():
+        rows = [i for i, v in enumerate(entry["vectors"]) if len(v) <= 9 or len(v) >= 14][::37]
+        vectors = [np.array(entry["vectors"][i]) for i in rows]
+        live = _scipy(vectors, alternative)
+        for i, (statistic, p_value) in zip(rows, live):
+            s, p = map(float, entry["expected"][i])
+            assert _same(statistic, s) and _same(p_value, p), (alternative, entry["vectors"][i])
 
 
 def test_continuity_correction_equal_to_scipy():
@@ -244,3 +296,7 @@ def test_sign_test_equal_to_binomtest():
             got = stats.sign_test([1.0] * wins + [0.0] * (n - wins),
                                   [0.0] * wins + [1.0] * (n - wins), 0.05)
             assert got["p_value"] == expected
+
+
+if __name__ == "__main__":
+    write_reference()
