@@ -31,6 +31,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from foldstream.operators.records import SCHEMA_VERSION, dumps
+
 #: Bytes a Kafka message needs besides its key and value, counted generously: the producer
 #: checks ``max.request.size`` against the record batch that would carry it alone (61 bytes of
 #: batch header, at most 21 of record header, no headers are sent).
@@ -44,12 +46,6 @@ MIN_LIMIT = MESSAGE_OVERHEAD + 1024
 MAX_PENDING = 64
 
 _PART = "part"
-
-
-def dumps(record: dict[str, Any]) -> str:
-    """Compact JSON as :func:`foldstream.operators.records.dumps` writes it (fields in order,
-    no ASCII escaping); a part holds only strings and integers, which need no cleaning."""
-    return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
 
 
 def utf8_len(text: str) -> int:
@@ -110,9 +106,9 @@ def split(text: str, record: dict[str, Any], key: str, limit: int) -> list[str]:
     if fits(key, text, limit):
         return [text]
     whole = text.encode("utf-8")
-    head = {"schema": 1, "type": _PART, "stream": record.get("stream"), "of": record.get("type"),
-            "position": record.get("position"), "sha256": hashlib.sha256(whole).hexdigest(),
-            "bytes": len(whole)}
+    head = {"schema": SCHEMA_VERSION, "type": _PART, "stream": record.get("stream"),
+            "of": record.get("type"), "position": record.get("position"),
+            "sha256": hashlib.sha256(whole).hexdigest(), "bytes": len(whole)}
     # The skeleton with the largest index and count a part could need, and empty data.
     skeleton = dumps({**head, "index": len(whole), "count": len(whole), "data": ""})
     budget = limit - MESSAGE_OVERHEAD - utf8_len(key) - utf8_len(skeleton)
