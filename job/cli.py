@@ -272,15 +272,13 @@ def _ends_cleanly(main):
                 return exitcodes.BROKEN_PIPE
             raise
         except SinkWriteFailed as error:
-            from rich.markup import escape
-
             if error.filename == "standard output":
                 _silence_stdout()
             kept = "" if error.lines is None else \
                 f"; it holds the first {error.lines:,} records, each line whole"
             Console(stderr=True).print(
-                f"[red]error:[/] cannot write {escape(error.filename)}: "
-                f"{escape(error.strerror or '')}; the run stopped{kept}", highlight=False,
+                f"[red]error:[/] cannot write {typed(error.filename)}: "
+                f"{typed(error.strerror or '')}; the run stopped{kept}", highlight=False,
                 soft_wrap=True)
             return exitcodes.WRITE_FAILED
         except Exception as error:  # noqa: BLE001 - a failure no check foresaw: one line, no traceback
@@ -299,8 +297,6 @@ def _unforeseen(error: BaseException) -> str:
     import tempfile
     import traceback
 
-    from rich.markup import escape
-
     text = "".join(traceback.format_exception(error))
     try:
         with tempfile.NamedTemporaryFile("w", prefix="foldstream-error-", suffix=".txt",
@@ -311,7 +307,7 @@ def _unforeseen(error: BaseException) -> str:
         where = "set FOLDSTREAM_TRACEBACK=1 to see the traceback"
     message = str(error).strip().splitlines()
     first = message[0] if message else ""
-    return escape(f"{type(error).__name__}: {first} ({where})")
+    return typed(f"{type(error).__name__}: {first} ({where})")
 
 
 def _silence_stdout() -> None:
@@ -337,7 +333,8 @@ def main(argv: list[str] | None = None) -> int:
     err = Console(stderr=True, soft_wrap=True)  # a long path stays whole, to copy
     try:
         config = load_config(args.config, args.overrides)
-        check_sinks(config)
+        if args.command == "validate":  # a run checks them as it opens them (_open_sinks)
+            check_sinks(config)
     except ConfigError as error:
         err.print(f"[red]error:[/] {typed(error)}", highlight=False)
         return exitcodes.UNUSABLE
