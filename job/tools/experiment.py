@@ -548,7 +548,7 @@ def read_results(path: str | Path, experiment: ExperimentConfig | None = None
         raise ConfigError(f"{path} is not a regular file, so not a results file; give another "
                           f"--results file or --out folder")
     kept: dict[tuple[str, str, int], ReplicationResult] = {}
-    broken = 0
+    broken_at: int | None = None  # the line a kill cut (only the last can be)
     mine = fingerprint(experiment) if experiment is not None else None
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, 1):
@@ -560,7 +560,7 @@ def read_results(path: str | Path, experiment: ExperimentConfig | None = None
                                   f"--out folder") from None
             if not line.strip():
                 continue
-            if broken:  # only the last line can be cut by a kill: the file was damaged
+            if broken_at is not None:  # only the last line can be cut by a kill: damaged
                 raise ConfigError(f"{path}, line {broken_at}: not a results line, and more "
                                   f"follow; repair or remove the file")
             try:
@@ -570,7 +570,7 @@ def read_results(path: str | Path, experiment: ExperimentConfig | None = None
                     raise ConfigError(f"{path}, line {number}: not a results line (a whole "
                                       f"line, not one cut by a kill), so not a results file; "
                                       f"give another --results file or --out folder") from None
-                broken, broken_at = broken + 1, number
+                broken_at = number
                 continue
             if mine is not None and result.experiment != mine:
                 raise ResultsMismatch(
@@ -580,7 +580,7 @@ def read_results(path: str | Path, experiment: ExperimentConfig | None = None
             if experiment is not None and result.replication >= experiment.replications:
                 continue
             kept[result.key] = result
-    return list(kept.values()), broken
+    return list(kept.values()), int(broken_at is not None)
 
 
 def _repair(path: Path) -> None:
