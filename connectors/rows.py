@@ -14,6 +14,7 @@ import functools
 import json
 import math
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -163,8 +164,9 @@ def _key(row: dict[str, Any], schema: RowSchema) -> int | str:
         text = value.strip()
         # an integer's own decimal text only: "007", "1_000", "+5" are ids of their own
         digits = text[1:] if text.startswith("-") else text
+        limit = sys.get_int_max_str_digits() or len(digits)  # longer: Python refuses int()
         if digits.isascii() and digits.isdigit() and (digits == "0" or digits[0] != "0") \
-                and len(digits) <= 4300 and text != "-0":  # longer: Python refuses to convert
+                and len(digits) <= limit and text != "-0":
             return int(text)
         return text
     if isinstance(value, int) and not isinstance(value, bool):

@@ -155,8 +155,6 @@ def fold_seeded(value: Any, fold: int) -> Any:
     return value
 
 
-
-
 class LearnerBuildError(ValueError):
     """A (learner, fold) replica could not be made: building or cloning its model raised
     (whatever it raised, ``SystemExit`` and ``KeyboardInterrupt`` included); the message names

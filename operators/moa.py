@@ -91,7 +91,7 @@ def configure_jvm(options: Sequence[str]) -> None:
 
 def ensure_moa_jar(cache_dir: Path | None = None) -> Path:
     """Return the path of MOA's jar in the cache, downloading it on first use (sha256 checked)."""
-    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    cache = default_cache_dir(cache_dir)
     target = cache / f"moa-{MOA_VERSION}.jar"
     if valid_jar(target) and sha256(target) == MOA_SHA256:
         return target
@@ -120,7 +120,7 @@ def ensure_classes(jar: Path, cache_dir: Path | None = None) -> Path:
     The folder's name carries a hash of the source and the jar, so an edited source compiles
     again and nothing stale is loaded.
     """
-    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    cache = default_cache_dir(cache_dir)
     source = JAVA_SOURCE.read_bytes()
     tag = hashlib.sha256(source + MOA_SHA256.encode()).hexdigest()[:16]
     target = cache / f"foldstream-moa-classes-{tag}"

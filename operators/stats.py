@@ -171,6 +171,11 @@ class _SignedRanks(NamedTuple):
     ties: tuple[int, ...]  # the sizes of the groups of tied absolute values (size > 1 only)
     zeros: int  # how many differences are zero
 
+    def doubled_sums(self) -> tuple[int, int]:
+        """The doubled rank sums of the positive and of the negative differences."""
+        plus = sum(r for r, positive in zip(self.doubled, self.positive) if positive)
+        return plus, sum(self.doubled) - plus
+
 
 def _signed_ranks(diffs: Sequence[float]) -> _SignedRanks:
     """Rank ``abs(d)`` over the non-zero differences ``d`` (``scipy.stats.rankdata``'s
@@ -348,8 +353,7 @@ def signed_rank_test(diffs: Sequence[float], alternative: str = "two-sided",
     if not values or any(math.isnan(d) for d in values):
         return SignedRankResult(math.nan, math.nan, math.nan, math.nan, "asymptotic")
     ranks = _signed_ranks(values)
-    r2_plus = sum(r for r, positive in zip(ranks.doubled, ranks.positive) if positive)
-    r2_minus = sum(ranks.doubled) - r2_plus
+    r2_plus, r2_minus = ranks.doubled_sums()
     r_plus, r_minus = r2_plus / 2, r2_minus / 2
     n = len(values)
     if n <= _EXACT_MAX and not ranks.ties and not ranks.zeros:
@@ -450,8 +454,8 @@ def signed_rank_sums(a: Sequence[Value], b: Sequence[Value]) -> tuple[float, flo
     ranks = _signed_ranks([x - y for x, y in zip(xs, ys)])
     if not ranks.doubled:
         return None
-    r2_plus = sum(r for r, positive in zip(ranks.doubled, ranks.positive) if positive)
-    return r2_plus / 2, (sum(ranks.doubled) - r2_plus) / 2
+    r2_plus, r2_minus = ranks.doubled_sums()
+    return r2_plus / 2, r2_minus / 2
 
 
 @functools.lru_cache(maxsize=4096)

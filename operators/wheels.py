@@ -23,12 +23,15 @@ class DependencyError(RuntimeError):
     """A binary dependency could not be fetched or is not where it should be."""
 
 
-def default_cache_dir() -> Path:
-    """``$FOLDSTREAM_CACHE``, or ``~/.cache/foldstream/jars``.
+def default_cache_dir(given: str | os.PathLike[str] | None = None) -> Path:
+    """The cache folder: ``given`` when a caller names one, else ``$FOLDSTREAM_CACHE``, else
+    ``~/.cache/foldstream/jars``.
 
-    >>> isinstance(default_cache_dir(), Path)
-    True
+    >>> isinstance(default_cache_dir(), Path), default_cache_dir("c") == Path("c")
+    (True, True)
     """
+    if given is not None:
+        return Path(given)
     env = os.environ.get("FOLDSTREAM_CACHE")
     return Path(env).expanduser() if env else Path.home() / ".cache" / "foldstream" / "jars"
 

