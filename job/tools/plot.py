@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from foldstream.job.tools.schema import describe_window, read_records
+from foldstream.job.tools.records import describe_window, read_records
 from foldstream.operators.records import Record
 from foldstream.operators.sequential import UNDECIDED
-from foldstream.operators.verdicts import BETTER, sequential_text
+from foldstream.operators.verdicts import ANY_TIME, BETTER, sequential_text
 
 
 DEFAULT_MEASURES = ("accuracy", "kappa_m")
@@ -384,7 +384,7 @@ def verdicts_figure(data: StreamRecords):
                      fontsize="small", loc="left")
         _finish_axes(ax, f"error({a}) − error({b})")
         _legend(ax)
-    figure.suptitle(literal(f"live verdicts on stream {data.stream}: models, any time "
+    figure.suptitle(literal(f"live verdicts on stream {data.stream}: {ANY_TIME} "
                             f"(docs/method.md §12)\n{_setup(data.first)}"), fontsize="medium")
     axes[-1].set_xlabel(literal(f"position in stream {data.stream} (examples)"))
     return figure
@@ -514,7 +514,7 @@ def plot_records(records: Iterable[Record], out_dir: str | os.PathLike[str] = "p
     Parameters
     ----------
     records : iterable of dict
-        Output records (docs/method.md §10), e.g. from :func:`foldstream.job.tools.schema.read_records`.
+        Output records (docs/method.md §10), e.g. from :func:`foldstream.job.tools.records.read_records`.
     out_dir : path
         The folder; created if missing.
     measures : sequence of str
