@@ -465,15 +465,16 @@ class Results:
 
     def __repr__(self) -> str:
         streams = list(dict.fromkeys(str(r.get("stream")) for r in self.records))
-        learners = list(dict.fromkeys(r.get("learner") for r in self.records
-                                      if r.get("type") == "measures"))
+        learners = list(dict.fromkeys(r.get("learner") for r in self._of("measures")))
         skipped = f", {self.skipped} skipped" if self.skipped else ""
         return (f"Results({len(self.records)} records, {len(self.rejected)} rejected{skipped}; "
                 f"stream{'s' if len(streams) != 1 else ''} {', '.join(streams) or '-'}; "
                 f"learners {', '.join(learners) or '-'})")
 
     def _of(self, kind: str) -> list[Record]:
-        return [r for r in self.records if r.get("type") == kind]
+        from foldstream.job.tools.records import of_type
+
+        return list(of_type(self.records, kind))
 
     # -- tables
     def measures(self, measure: str | Sequence[str] | None = None):
@@ -650,7 +651,8 @@ class Results:
         ValueError
             Without ``measures`` records, or on an unknown format.
         """
-        from foldstream.job.tools.plot import group_by_stream, save_figures, stream_figures
+        from foldstream.job.tools.plot import save_figures, stream_figures
+        from foldstream.job.tools.records import group_by_stream
 
         measures = [measures] if isinstance(measures, str) else list(measures)
         streams = group_by_stream(self.records)

@@ -17,7 +17,8 @@ is what they share:
   :func:`foldstream.job.tools.schema.validate_record`;
 * **describing**: :func:`describe_record` names a record in a message, :func:`describe_window`
   a window;
-* **folding by type**: :func:`of_type` picks the records of some types, in order.
+* **folding by type**: :func:`of_type` picks the records of some types, in order;
+  :func:`group_by_stream` sorts them by stream and type (:class:`StreamRecords`).
 
 The records are built by :mod:`foldstream.operators.records`; this module only reads them.
 """
@@ -32,7 +33,7 @@ import os
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,66 @@ def of_type(records: Iterable[Any], *kinds: str) -> Iterator[Record]:
     """
     wanted = frozenset(kinds)
     return (r for r in records if isinstance(r, Mapping) and r.get("type") in wanted)
+
+
+@dataclass
+class StreamRecords:
+    """The records of one stream, sorted out for drawing (each list in stream order)."""
+
+    stream: str
+    measures: dict[str, list[Record]] = field(default_factory=dict)  # per learner
+    comparisons: dict[tuple[str, str, str], list[Record]] = field(default_factory=dict)
+    rankings: dict[str, Record] = field(default_factory=dict)  # the last one per measure
+    alarms: list[Record] = field(default_factory=list)
+    verdicts: list[Record] = field(default_factory=list)  # changes of live verdicts
+
+    @property
+    def learners(self) -> list[str]:
+        return list(self.measures)
+
+    @property
+    def first(self) -> Record:
+        """A ``measures`` record, for what every one of them shares (window, mode, folds)."""
+        return next(iter(self.measures.values()))[0]
+
+    @property
+    def alpha(self) -> float | None:
+        for series in self.comparisons.values():
+            return series[-1]["alpha"]
+        return None
+
+
+def group_by_stream(records: Iterable[Record]) -> dict[str, StreamRecords]:
+    """Sort records by stream and type; summaries and rejected records are left out (the
+    summary repeats the last ``measures`` records). What ``plot``, ``report`` and the Python
+    API draw and tabulate; a stream without ``measures`` records is left out.
+
+    >>> data = group_by_stream([
+    ...     {"type": "measures", "stream": "s", "position": 5, "learner": "ht"},
+    ...     {"type": "comparison", "stream": "s", "position": 5, "measure": "accuracy",
+    ...      "a": "ht", "b": "nb", "alpha": 0.05},
+    ...     {"type": "summary", "stream": "s", "position": 5}])["s"]
+    >>> data.learners, list(data.comparisons), data.alpha
+    (['ht'], [('accuracy', 'ht', 'nb')], 0.05)
+    """
+    streams: dict[str, StreamRecords] = {}
+    for record in records:
+        kind = record.get("type")
+        if kind not in ("measures", "comparison", "ranking", "alarm", "verdict"):
+            continue
+        data = streams.setdefault(record["stream"], StreamRecords(record["stream"]))
+        if kind == "measures":
+            data.measures.setdefault(record["learner"], []).append(record)
+        elif kind == "comparison":
+            key = (record["measure"], record["a"], record["b"])
+            data.comparisons.setdefault(key, []).append(record)
+        elif kind == "ranking":
+            data.rankings[record["measure"]] = record
+        elif kind == "verdict":
+            data.verdicts.append(record)
+        else:
+            data.alarms.append(record)
+    return {name: data for name, data in streams.items() if data.measures}
 
 
 # ---------------------------------------------------------------------------------- checking
@@ -582,7 +643,7 @@ class RecordReader:
                 chunk = b""
                 if not ended:
                     try:
-                        chunk = handle.read(1 << 20)
+                        chunk = handle.read1(1 << 20)  # a damaged .gz: its start still comes
                     except (EOFError, gzip.BadGzipFile, zlib.error) as error:
                         self._skip(f"{path}: the compressed data ends early or is damaged "
                                    f"({error}); the rest is left out")

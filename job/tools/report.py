@@ -27,10 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from foldstream.connectors.sinks import Named, check_outputs
-from foldstream.job.tools.plot import DEFAULT_MEASURES, DPI, StreamRecords, group_by_stream, \
-    stream_figures
-from foldstream.job.tools.records import BadRecord, RecordReader, check_record, \
-    describe_record, describe_window
+from foldstream.job.tools.plot import DEFAULT_MEASURES, DPI, stream_figures
+from foldstream.job.tools.records import BadRecord, RecordReader, StreamRecords, check_record, \
+    describe_record, describe_window, group_by_stream
 from foldstream.job.tools.tables import SUMMARY_MEASURES, fmt, fmt_p
 from foldstream.operators.aggregator import VERDICT_MEASURE
 from foldstream.operators.records import Record
