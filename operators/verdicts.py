@@ -221,7 +221,8 @@ def sequential_head(verdict: str, a: str, b: str) -> str:
         return BETTER.format(name=b)
     if verdict == UNDECIDED:
         return UNDECIDED_TEXT
-    raise ValueError(f"unknown live verdict {verdict!r}; expected one of {', '.join(LIVE_VERDICTS)}")
+    raise ValueError(f"unknown live verdict {verdict!r}; "
+                     f"expected one of {', '.join(LIVE_VERDICTS)}")
 
 
 def sequential_text(verdict: str, a: str, b: str, lower: float | None = None,
