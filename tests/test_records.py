@@ -179,3 +179,18 @@ def test_report_and_dashboard_word_live_verdicts_as_verdicts_py(run):
         assert text in page
     for record in changes:
         assert f"<td>{sequential_head(record['verdict'], record['a'], record['b'])}</td>" in page
+
+
+def test_following_a_gz_file_reads_it_once_and_a_new_one_in_its_place(tmp_path):
+    path = tmp_path / "m.jsonl.gz"
+    path.write_bytes(gzip.compress(b'{"type": "a"}\n{"type": "b"}'))  # no newline at the end
+    batches = RecordReader(path, follow=True, poll_interval=0.01, check=False).batches()
+    try:
+        seen = [r["type"] for _ in range(4) for r in next(batches)]
+        assert seen == ["a", "b"]  # read once, the last line too; then nothing new
+        new = tmp_path / "new.gz"
+        new.write_bytes(gzip.compress(b'{"type": "c"}\n'))
+        new.replace(path)  # a new run's file in its place
+        assert [r["type"] for _ in range(4) for r in next(batches)] == ["c"]
+    finally:
+        batches.close()
