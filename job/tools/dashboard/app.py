@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -49,6 +50,7 @@ RETRY_S = 3.0  # a source that failed (broker down) is read again after this lon
 BACKLOG_EVERY_S = 5.0  # how often a Kafka source's backlog (end offsets - read) is measured
 SSE_RETRY_MS = 1000  # how soon a page reconnects after the server went away
 SHUTDOWN_S = 3 * OVERVIEW_EVERY_S  # open pages end their event streams within OVERVIEW_EVERY_S
+log = logging.getLogger(__name__)
 
 
 # ---------------------------------------------------------------------------- wake-ups
@@ -97,6 +99,8 @@ def read_source(spec: str, label: str, state: DashboardState, stop: threading.Ev
                 if stop.is_set():
                     return
         except Exception as error:  # noqa: BLE001 - shown on the page, then retried
+            log.debug("reading %s failed, again in %s s: %s: %s", label, RETRY_S,
+                      type(error).__name__, error, exc_info=True)
             state.set_error(label, f"{type(error).__name__}: {error}")
             notify()
             stop.wait(RETRY_S)
@@ -129,16 +133,27 @@ def measure_backlog(source: RecordSource, label: str, state: DashboardState,
                 total = sum(ends[tp] - begins[tp] for tp in tps)
                 status = state.sources[label]
                 state.set_behind(label, max(0, total - status.records - status.skipped))
-            except Exception:  # noqa: BLE001 - the backlog is a nicety: unknown, then retried
+            except Exception as error:  # noqa: BLE001 - the backlog is a nicety: unknown, then
+                # retried
+                log.debug("the backlog of %s is unknown, measured again in %s s: %s: %s", label,
+                          BACKLOG_EVERY_S, type(error).__name__, error, exc_info=True)
                 state.set_behind(label, None)
-                if consumer is not None:
-                    with contextlib.suppress(Exception):
-                        consumer.close(autocommit=False)
+                _close(consumer, label)
                 consumer = None
     finally:
-        if consumer is not None:
-            with contextlib.suppress(Exception):
-                consumer.close(autocommit=False)
+        _close(consumer, label)
+
+
+def _close(consumer, label: str) -> None:
+    """Close the backlog's consumer, if any; a failure is logged, not raised (the backlog is
+    unknown already, or the dashboard is stopping)."""
+    if consumer is None:
+        return
+    try:
+        consumer.close(autocommit=False)
+    except Exception as error:  # noqa: BLE001 - see the docstring
+        log.debug("closing the backlog consumer of %s failed: %s: %s", label,
+                  type(error).__name__, error, exc_info=True)
 
 
 # ---------------------------------------------------------------------------- the app
