@@ -9,6 +9,9 @@ JSON array of rows). These helpers serve tests, benchmarks and the pre-flight ch
   (Tansu reports a partition's end offset as the first offset of its last batch plus one);
 * :func:`read_topic` uses ``assign``, not a consumer group (Tansu's group ``subscribe`` receives
   nothing), and reads every partition from its beginning to its current end.
+
+The test broker's quirks these work around are written down in ``docs/platform.md`` ("The test
+broker: Tansu").
 """
 
 from __future__ import annotations
