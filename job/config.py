@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, \
     model_validator
 
+from foldstream.job.checks import check_choices
 from foldstream.operators.delay import MAX_PENDING
 from foldstream.operators.evaluator import REPORT_EVERY
 from foldstream.operators.measures import MEASURES
@@ -266,17 +267,13 @@ class EvaluationConfig(_Strict):
     @field_validator("compare")
     @classmethod
     def _known_measures(cls, value: list[str]) -> list[str]:
-        for name in value:
-            if name not in MEASURES:
-                raise ValueError(f"unknown measure {name!r}; choose from {', '.join(MEASURES)}")
+        check_choices(value, MEASURES, "measure")
         return value
 
     @field_validator("normalize")
     @classmethod
     def _normalizable(cls, value: list[str]) -> list[str]:
-        for name in value:
-            if name not in NORMALIZABLE:
-                raise ValueError(f"{name!r} cannot be normalised; choose from {', '.join(NORMALIZABLE)}")
+        check_choices(value, NORMALIZABLE, "normalisable measure")
         return value
 
     @model_validator(mode="after")

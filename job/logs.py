@@ -33,6 +33,8 @@ import logging
 import sys
 from typing import IO
 
+from foldstream.job.checks import check_choices
+
 #: the levels ``--log-level`` accepts (any case), quietest last
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 DEFAULT_LEVEL = "WARNING"
@@ -83,11 +85,10 @@ def level_name(text: str) -> str:
     >>> level_name("loud")
     Traceback (most recent call last):
     ...
-    ValueError: 'loud' is no log level: choose from DEBUG, INFO, WARNING, ERROR, CRITICAL
+    ValueError: unknown log level 'LOUD'; choose from DEBUG, INFO, WARNING, ERROR, CRITICAL
     """
     name = text.strip().upper()
-    if name not in LEVELS:
-        raise ValueError(f"{text!r} is no log level: choose from {', '.join(LEVELS)}")
+    check_choices([name], LEVELS, "log level")
     return name
 
 

@@ -66,7 +66,7 @@ def test_a_bad_level_is_a_usage_error_naming_the_choices():
     done = subprocess.run([sys.executable, "-m", "foldstream.job.cli", "run", "--log-level",
                            "loud"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
-    assert "'loud' is no log level: choose from DEBUG, INFO, WARNING, ERROR, CRITICAL" \
+    assert "unknown log level 'LOUD'; choose from DEBUG, INFO, WARNING, ERROR, CRITICAL" \
         in done.stderr
     assert "Traceback" not in done.stderr
 

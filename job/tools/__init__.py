@@ -6,16 +6,16 @@ validation and reading records back from files and topics), ``config_reference.p
 README's configuration reference, generated from ``job/config.py``).
 
 A tool reads records (files, Kafka topics) and may import ``operators`` (record types, the
-verdict rule), ``connectors``, ``job.config``, ``job.plans`` (``produce`` opens a configuration's
-source) and ``job.exitcodes``; it never imports an engine. Two commands run things rather than
-read records, and so may import more: ``cluster.py`` (``foldstream cluster``, ``submit``,
+verdict rule), ``connectors``, ``job.config``, ``job.plans`` (``produce`` opens a
+configuration's source), ``job.exitcodes`` and ``job.checks``; it never imports an engine. Two
+commands run things rather than read records, and so may import more: ``cluster.py`` (``foldstream cluster``, ``submit``,
 ``jobs``, ``stop``) drives a Flink cluster through :mod:`foldstream.job.engines.flink`;
 ``experiment`` runs many configurations through the API and the in-process engine.
 
 Imports (the rule tests/test_layers.py checks)::
 
     may import:     foldstream.operators, foldstream.connectors, foldstream.job.config,
-                    foldstream.job.plans, foldstream.job.exitcodes
+                    foldstream.job.plans, foldstream.job.exitcodes, foldstream.job.checks
     never imports:  pyflink
     cluster may also import:     foldstream.job.engines.flink
     experiment may also import:  foldstream.job.api, foldstream.job.engines

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from foldstream.job.checks import check_choices
 from foldstream.job.tools.schema import describe_window, read_records
 from foldstream.operators.records import Record
 from foldstream.operators.sequential import UNDECIDED
@@ -543,9 +544,7 @@ def plot_records(records: Iterable[Record], out_dir: str | os.PathLike[str] = "p
 
 
 def _check_formats(formats: Sequence[str]) -> None:
-    unknown = [f for f in formats if f not in FORMATS]
-    if unknown:
-        raise ValueError(f"unknown format(s) {', '.join(unknown)}; choose from {', '.join(FORMATS)}")
+    check_choices(formats, FORMATS, "format")
 
 
 def save_figures(figures: dict[str, Any], out_dir: str | os.PathLike[str],

@@ -13,7 +13,7 @@ records with them (``schema``, ``watch``); it never imports an engine.
 Imports (the rule tests/test_layers.py checks)::
 
     may import:     foldstream.operators, foldstream.connectors, foldstream.job.exitcodes,
-                    foldstream.job.tools
+                    foldstream.job.checks, foldstream.job.tools
     never imports:  pyflink
 """
 
