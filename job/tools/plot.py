@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from foldstream.job import exitcodes
 from foldstream.job.checks import check_choices
 from foldstream.job.tools.schema import describe_window, read_records
 from foldstream.operators.records import Record
@@ -576,7 +577,7 @@ def main(args) -> int:
         written = plot_records(records, args.out, _split(args.measures), _split(args.formats))
     except (OSError, ValueError, KafkaUnavailable) as error:
         print(f"error: {error}", file=sys.stderr)
-        return 2
+        return exitcodes.UNUSABLE
     for path in written:
         print(path)
-    return 0
+    return exitcodes.OK

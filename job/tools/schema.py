@@ -465,7 +465,7 @@ def main(args) -> int:
             print(f"error: {error}", file=sys.stderr)
             return exitcodes.UNUSABLE
     print(json.dumps(load_schema(), indent=2, ensure_ascii=False))
-    return 0
+    return exitcodes.OK
 
 
 __all__ = ["RecordError", "RecordReader", "RecordSource", "check_shape", "describe_window",

