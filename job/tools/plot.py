@@ -532,12 +532,16 @@ def plot_records(records: Iterable[Record], out_dir: str | os.PathLike[str] = "p
     Raises
     ------
     ValueError
-        On an unknown format, or when the records hold no ``measures`` record.
+        On an unknown format, a measure that no stream's records hold, or when the records hold
+        no ``measures`` record.
     """
     _check_formats(formats)
     streams = group_by_stream(records)
     if not streams:
         raise ValueError("no measures records to plot")
+    check_choices(measures, sorted({name for data in streams.values()  # in some stream at least
+                                    for series in data.measures.values() for record in series
+                                    for name in record["values"]}), "measure")
     written: list[Path] = []
     for data in streams.values():
         written += save_figures(stream_figures(data, measures), out_dir, formats)
