@@ -298,6 +298,8 @@ def serve(sources: Sequence[str], *, host: str = DEFAULT_HOST, port: int = DEFAU
     import uvicorn
 
     server = None
+    listening = _listen(host, port)
+    port = listening.getsockname()[1]  # --port 0: the port the system chose
     hosts = HostPolicy.for_server(host, port, allow_hosts)
     app = create_app(sources, history=history, interval=interval, hosts=hosts,
                      closing=lambda: server is not None and server.should_exit)
@@ -311,13 +313,30 @@ def serve(sources: Sequence[str], *, host: str = DEFAULT_HOST, port: int = DEFAU
         print("  it answers to localhost and to the names of --allow-host only: from another "
               "machine, give the name or address you open it by", file=sys.stderr, flush=True)
     try:
-        server.run()
-    except SystemExit:  # uvicorn exits when it cannot bind; it has logged why
+        server.run(sockets=[listening])
+    except SystemExit:  # uvicorn exits when it cannot start; it has logged why
         raise OSError(f"could not listen on {host}:{port}") from None
     finally:
         app.state.stop.set()  # the readers started before the bind failed stop too
+        listening.close()
     if not server.started:
         raise OSError(f"could not listen on {host}:{port}")
+
+
+def _listen(host: str, port: int):
+    """The server's socket, bound before anything is printed or guarded, so that both name the
+    port it listens on (``--port 0`` lets the system choose one); bound as uvicorn binds."""
+    import socket
+
+    listening = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listening.bind((host, port))
+    except OSError as error:
+        listening.close()
+        raise OSError(f"could not listen on {host}:{port}: {error.strerror or error}") from None
+    listening.set_inheritable(True)
+    return listening
 
 
 def check_sources(sources: Sequence[str]) -> None:
