@@ -12,7 +12,9 @@ The rooms, and what each may import:
 - :mod:`.tools`: what reads records back for people (tables, watch, plot, produce, the JSON
   Schema and record reading). Tools never import an engine (two commands that run things
   excepted: see :mod:`.tools`).
-- ``exitcodes.py``: the exit codes of every command; any room of ``job/`` may import it.
+- ``exitcodes.py`` (the exit codes of every command), ``checks.py`` (small checks of what a user
+  wrote, such as a value among choices) and ``logs.py`` (where log messages go, ``--log-level``)
+  import nothing of foldstream's stages; the rooms below import the first two.
 
 ``operators/`` (the stages and their math) and ``connectors/`` never import anything from here;
 only :mod:`.engines.flink` imports ``pyflink``, so that the command line, the configuration and
