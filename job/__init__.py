@@ -14,7 +14,7 @@ The rooms, and what each may import:
   excepted: see :mod:`.tools`).
 - ``exitcodes.py`` (the exit codes of every command), ``checks.py`` (small checks of what a user
   wrote, such as a value among choices) and ``logs.py`` (where log messages go, ``--log-level``)
-  import nothing of foldstream's stages; the rooms below import the first two.
+  import nothing of the stages; the tools may import the first two, the engines the first.
 
 ``operators/`` (the stages and their math) and ``connectors/`` never import anything from here;
 only :mod:`.engines.flink` imports ``pyflink``, so that the command line, the configuration and
