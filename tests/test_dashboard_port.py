@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 
 import pytest
-
-from foldstream.job import exitcodes
 
 pytestmark = pytest.mark.slow  # a process of its own, seconds to start
 
@@ -47,16 +44,3 @@ def test_port_0_prints_and_answers_on_the_bound_port(tmp_path):
         server.wait(timeout=30)
         server.stderr.close()
 
-
-def test_a_port_in_use_is_refused_by_name(tmp_path):
-    metrics = tmp_path / "m.jsonl"
-    metrics.write_text("")
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        done = subprocess.run([*COMMAND, str(metrics), "--port", str(port)],
-                              capture_output=True, text=True, timeout=120)
-    assert done.returncode == exitcodes.UNUSABLE
-    assert f"could not listen on 127.0.0.1:{port}" in done.stderr
-    assert "Traceback" not in done.stderr
