@@ -81,3 +81,18 @@ def test_a_broker_that_does_not_describe_the_topic_is_logged(tansu, caplog):
         assert topic_max_message_bytes(tansu.bootstrap, "log-limit") is None
     said = [r.getMessage() for r in caplog.records if r.name == "foldstream.connectors.kafka"]
     assert any("did not tell topic log-limit's max.message.bytes" in m for m in said), said
+
+
+@pytest.mark.parametrize("level, shown", [("DEBUG", True), ("WARNING", False)])
+def test_an_unforeseen_error_shows_its_traceback_only_at_debug(capsys, level, shown):
+    from foldstream.job.cli import _ends_cleanly
+
+    @_ends_cleanly
+    def failing(argv):
+        logs.setup(level)  # as main does from --log-level
+        raise ZeroDivisionError("a bug")
+
+    assert failing([]) == exitcodes.FAILED
+    err = capsys.readouterr().err
+    assert "error: ZeroDivisionError: a bug (the traceback is in " in err.replace("\n", " ")
+    assert ("Traceback (most recent call last)" in err) is shown
