@@ -8,7 +8,8 @@
 The download and extraction are :mod:`foldstream.operators.wheels`' (shared with MOA's jar).
 Both are cached in ``$FOLDSTREAM_CACHE`` (default ``~/.cache/foldstream/jars``); a second call finds
 them there and downloads nothing. ``python -m foldstream.job.engines.flink.deps`` fetches both and prints their
-paths (CI calls it once in its set-up).
+paths (CI calls it once in its set-up). Why these wheels, and what the jars need from PyFlink:
+``docs/platform.md`` ("The Kafka connector jars", "The test broker: Tansu").
 """
 
 from __future__ import annotations
