@@ -19,6 +19,7 @@ from foldstream.job.tools.tables import typed
 
 _log = logging.getLogger(__name__)
 
+
 def _positive(text: str) -> float:
     """An option's positive, finite number (seconds, a rate): 0, negative, ``nan`` and ``inf``
     are refused at once rather than spinning, sleeping forever or being ignored later.
