@@ -9,16 +9,21 @@ JSON array of rows). These helpers serve tests, benchmarks and the pre-flight ch
   (Tansu reports a partition's end offset as the first offset of its last batch plus one);
 * :func:`read_topic` uses ``assign``, not a consumer group (Tansu's group ``subscribe`` receives
   nothing), and reads every partition from its beginning to its current end.
+
+The test broker's quirks these work around are written down in ``docs/platform.md`` ("The test
+broker: Tansu").
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 _CLIENT_ID = "foldstream"
+log = logging.getLogger(__name__)
 
 
 class KafkaUnavailable(RuntimeError):
@@ -76,8 +81,9 @@ def check_bootstrap(bootstrap: str | Sequence[str], timeout_s: float = 5.0,
         if consumer is not None:
             try:
                 consumer.close(autocommit=False, timeout_ms=1000)
-            except Exception:
-                pass
+            except Exception as error:  # noqa: BLE001 - the probe's answer is known already
+                log.debug("closing the probe of %s failed: %s: %s", where,
+                          type(error).__name__, error, exc_info=True)
 
 
 def create_topics(bootstrap: str | Sequence[str], names: Iterable[str], partitions: int = 1,
@@ -95,7 +101,7 @@ def create_topics(bootstrap: str | Sequence[str], names: Iterable[str], partitio
                                               replication_factor=replication)],
                                     timeout_ms=int(timeout_s * 1000))
             except TopicAlreadyExistsError:
-                pass
+                log.debug("topic %s exists already: left as it is", name)
     finally:
         admin.close()
 
@@ -240,20 +246,28 @@ def topic_max_message_bytes(bootstrap: str | Sequence[str], topic: str,
     from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 
     admin = None
+    found = None
     try:
         admin = KafkaAdminClient(bootstrap_servers=_servers(bootstrap),
                                  client_id=f"{_CLIENT_ID}-admin",
                                  request_timeout_ms=max(500, int(timeout_s * 1000)))
         answer = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
-        return _find_config(answer, "max.message.bytes")
-    except Exception:  # an answer we cannot read is no answer: the producer's limit stands
-        return None
+        found = _find_config(answer, "max.message.bytes")
+        why = "it reports none"  # Tansu answers with no entries
+    except Exception as error:  # noqa: BLE001 - an answer we cannot read is no answer
+        why = f"{type(error).__name__}: {error}"
     finally:
         if admin is not None:
             try:
                 admin.close()
-            except Exception:
-                pass
+            except Exception as error:  # noqa: BLE001 - the answer is read already
+                log.debug("closing the admin client failed: %s: %s", type(error).__name__,
+                          error, exc_info=True)
+    if found is None:
+        log.debug("the broker at %s did not tell topic %s's max.message.bytes (%s): the "
+                  "producer's max.request.size is the limit", ",".join(_servers(bootstrap)),
+                  topic, why)
+    return found
 
 
 def _find_config(answer: Any, name: str) -> int | None:

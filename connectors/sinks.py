@@ -23,6 +23,7 @@ from __future__ import annotations
 import errno
 import io
 import json
+import logging
 import os
 import stat
 import struct
@@ -34,6 +35,8 @@ from types import TracebackType
 from typing import Any, NamedTuple, TextIO
 
 from foldstream.operators.records import dumps
+
+log = logging.getLogger(__name__)
 
 try:
     import fcntl
@@ -306,8 +309,9 @@ class JsonLinesSink(Sink):
             if stat.S_ISREG(os.fstat(self._fd).st_mode):
                 os.ftruncate(self._fd, self._size)
                 failed.lines = self.lines
-        except OSError:
-            pass
+        except OSError as cut:  # the message then says nothing of whole lines
+            log.debug("%s: the partial line after the write failure could not be cut off: %s",
+                      self.path, cut)
         raise failed from None
 
     def close(self) -> None:
@@ -390,8 +394,8 @@ class DeadLetterSink(Sink):
         if not self.closed:
             try:
                 self._file.close()
-            except OSError:
-                pass  # every record was flushed (or counted) at its write
+            except OSError as error:  # every record was flushed (or counted) at its write
+                log.debug("%s: closing failed: %s", self.path, error)
         super().close()
 
 

@@ -10,7 +10,18 @@ The rooms, and what each may import:
   ``engines/flink/`` as a PyFlink job (job graph, environment, fold routing, the cluster entry
   point, the Beam sampler patch, stage tracing, fault injection, fetched jars).
 - :mod:`.tools`: what reads records back for people (tables, watch, plot, produce, the JSON
-  Schema and record reading). Tools never import an engine.
+  Schema and record reading). Tools never import an engine (two commands that run things
+  excepted: see :mod:`.tools`).
+- ``exitcodes.py`` (the exit codes of every command), ``checks.py`` (small checks of what a user
+  wrote, such as a value among choices) and ``logs.py`` (where log messages go, ``--log-level``)
+  import nothing of the stages; the tools may import the first two, the engines the first.
 
-``operators/`` (the stages and their math) never imports anything from here.
+``operators/`` (the stages and their math) and ``connectors/`` never import anything from here;
+only :mod:`.engines.flink` imports ``pyflink``, so that the command line, the configuration and
+the tools start without Flink's Java gateway.
+
+Imports (the rule tests/test_layers.py checks)::
+
+    may import:     foldstream.operators, foldstream.connectors
+    never imports:  pyflink
 """

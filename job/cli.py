@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import sys
@@ -12,9 +13,11 @@ from typing import Any
 
 from rich.console import Console
 
-from foldstream.job import exitcodes
+from foldstream.job import exitcodes, logs
 from foldstream.job.config import Config, ConfigError, check_sinks, load_config
 from foldstream.job.tools.tables import typed
+
+_log = logging.getLogger(__name__)
 
 
 def _positive(text: str) -> float:
@@ -144,7 +147,28 @@ def _parser() -> argparse.ArgumentParser:
     from foldstream.job.tools import cluster
 
     cluster.add_parsers(commands)  # cluster, submit, jobs, stop: the Flink cluster path
+    _add_log_level(parser, commands.choices.values())
     return parser
+
+
+def _add_log_level(parser: argparse.ArgumentParser, subcommands) -> None:
+    """``--log-level`` before or after any command (``foldstream --log-level debug run``,
+    ``foldstream run --log-level debug``): what :mod:`foldstream.job.logs` shows on stderr."""
+
+    def level(text: str) -> str:
+        try:
+            return logs.level_name(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    text = (f"how much to log on stderr: {', '.join(logs.LEVELS)} (default: "
+            f"{logs.DEFAULT_LEVEL}; DEBUG also shows what is retried or given up on purpose, "
+            f"with tracebacks)")
+    parser.add_argument("--log-level", type=level, default=logs.DEFAULT_LEVEL, metavar="LEVEL",
+                        help=text)
+    for sub in subcommands:  # given after the command: only then does it set the level
+        sub.add_argument("--log-level", type=level, default=argparse.SUPPRESS, metavar="LEVEL",
+                         help=text)
 
 
 def _open_sinks(config: Config):
@@ -284,6 +308,7 @@ def _ends_cleanly(main):
         except Exception as error:  # noqa: BLE001 - a failure no check foresaw: one line, no traceback
             if os.environ.get("FOLDSTREAM_TRACEBACK"):
                 raise
+            _log.debug("the command failed", exc_info=error)  # --log-level debug: the traceback
             Console(stderr=True).print(f"[red]error:[/] {_unforeseen(error)}", highlight=False,
                                        soft_wrap=True)
             return exitcodes.FAILED
@@ -321,6 +346,7 @@ def _silence_stdout() -> None:
 @_ends_cleanly
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    logs.setup(args.log_level)
     from foldstream.job.tools import cluster
 
     if args.command in cluster.COMMANDS:

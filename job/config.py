@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, \
     model_validator
 
+from foldstream.job.checks import check_choices
 from foldstream.operators.delay import MAX_PENDING
 from foldstream.operators.evaluator import REPORT_EVERY
 from foldstream.operators.measures import MEASURES
@@ -49,7 +50,7 @@ class _Strict(BaseModel):
 
 # ------------------------------------------------------------------------------------ source
 class FileSource(_Strict):
-    kind: Literal["file"] = "file"
+    kind: Literal["file"] = Field("file", description="read examples from a file")
     path: str = Field(description="CSV with a header row, ARFF or JSON Lines; .gz allowed; "
                                   "package://elec.csv.gz is the packaged Electricity")
     label: str = Field("target", description="the label column or field")
@@ -57,7 +58,8 @@ class FileSource(_Strict):
     limit: int | None = Field(None, ge=1, description="read at most this many examples")
     nominal: list[str] = Field(default_factory=list, description="columns holding categories")
     id_field: str | None = Field(None, description="column holding each example's key")
-    format: Literal["csv", "arff", "jsonl"] | None = Field(None, description="default: by suffix")
+    format: Literal["csv", "arff", "jsonl"] | None = Field(
+        None, description="the file's format (default: by its suffix, .gz aside)")
 
     def resolved_path(self) -> Path:
         if self.path.startswith(PACKAGE_PREFIX):
@@ -87,13 +89,17 @@ class FileSource(_Strict):
 
 
 class GeneratorSource(_Strict):
-    kind: Literal["generator"]
+    kind: Literal["generator"] = Field(description="generate examples with a river dataset")
     model: str = Field(description="a river dataset class by dotted path "
                                    "(river.datasets.synth.SEA); checked before it is called")
-    params: dict[str, Any] = Field(default_factory=dict)
-    seed: int | None = 1
+    params: dict[str, Any] = Field(default_factory=dict,
+                                   description="the dataset's keyword arguments")
+    seed: int | None = Field(1, description="given to every seed parameter of the dataset (and "
+                                            "of nested generators) that params leaves out; "
+                                            "null: none")
     limit: int = Field(ge=1, description="examples to generate")
-    stream: str | None = None
+    stream: str | None = Field(None, description="the stream's name (default: the dataset "
+                                                 "class's name, lower-cased)")
 
     @model_validator(mode="after")
     def _builds(self) -> "GeneratorSource":
@@ -108,18 +114,25 @@ class GeneratorSource(_Strict):
 
 
 class KafkaSource(_Strict):
-    kind: Literal["kafka"]
-    bootstrap_servers: str = "localhost:9092"
-    topic: str = "examples"
-    group_id: str = "foldstream"
-    start: Literal["earliest", "latest", "committed"] = "earliest"
+    kind: Literal["kafka"] = Field(description="read examples from a Kafka topic (the Flink "
+                                               "engine): one JSON row per message, keyed by "
+                                               "stream")
+    bootstrap_servers: str = Field("localhost:9092", description="the brokers, host:port[,...]")
+    topic: str = Field("examples", description="the topic of the examples")
+    group_id: str = Field("foldstream", description="the consumer group (its committed offsets "
+                                                    "serve start: committed)")
+    start: Literal["earliest", "latest", "committed"] = Field(
+        "earliest", description="where reading starts: the topic's beginning, its end, or the "
+                                "group's committed offsets")
     bounded: bool = Field(False, description="stop at the end offsets found at start")
-    label: str = "target"
+    label: str = Field("target", description="the label field of each message")
     stream: str | None = Field(None, description="the stream of messages without a key "
                                                  "(default: such messages are rejected)")
     streams: list[str] | None = Field(None, description="accept only these stream names (keys)")
-    nominal: list[str] = Field(default_factory=list)
-    id_field: str | None = None
+    nominal: list[str] = Field(default_factory=list, description="fields holding categories")
+    id_field: str | None = Field(None, description="the field holding each example's key "
+                                                   "(delayed labels: joins a label to its "
+                                                   "example)")
     labels_topic: str | None = Field(None, description="delayed labels (evaluation.delay): a "
                                                        "topic of label rows, keyed by stream")
     properties: dict[str, str | int | float | bool] = Field(
@@ -132,7 +145,9 @@ Source = Annotated[Union[FileSource, GeneratorSource, KafkaSource], Field(discri
 
 # -------------------------------------------------------------------------------- evaluation
 class WindowConfig(_Strict):
-    kind: Literal["cumulative", "sliding", "fading", "adwin"] = "adwin"
+    kind: Literal["cumulative", "sliding", "fading", "adwin"] = Field(
+        "adwin", description="which examples a measure covers (docs/method.md §4): all, the "
+                             "last size, exponentially faded, or ADWIN's adaptive window")
     size: int | None = Field(None, description="sliding: the number of examples")
     alpha: float | None = Field(None, description="fading: the factor")
     delta: float | None = Field(None, description="adwin: the confidence")
@@ -157,20 +172,26 @@ class WindowConfig(_Strict):
 class PageHinkleyConfig(_Strict):
     """river.drift.PageHinkley's parameters; ``mode: up`` watches for a rising loss."""
 
-    min_instances: int = Field(30, ge=1)
-    delta: float = Field(0.005, ge=0)
-    threshold: float = Field(50.0, gt=0)
-    alpha: float = Field(0.9999, gt=0, le=1)
-    mode: Literal["up", "down", "both"] = "up"
+    min_instances: int = Field(30, ge=1, description="values seen before an alarm can come")
+    delta: float = Field(0.005, ge=0, description="the magnitude of change tolerated")
+    threshold: float = Field(50.0, gt=0, description="lambda: the alarm threshold")
+    alpha: float = Field(0.9999, gt=0, le=1, description="the fading factor of the cumulative "
+                                                         "sum")
+    mode: Literal["up", "down", "both"] = Field("up", description="up: alarm on a rising loss; "
+                                                                  "down: a falling one; both")
 
 
 class AlarmsConfig(_Strict):
-    page_hinkley: PageHinkleyConfig | None = Field(default_factory=PageHinkleyConfig)
+    page_hinkley: PageHinkleyConfig | None = Field(
+        default_factory=PageHinkleyConfig, description="Page-Hinkley's alarms (docs/method.md "
+                                                       "§7); null: none")
     adwin: bool = Field(True, description="ADWIN's own alarms (the window's ADWIN when it has one)")
-    adwin_delta: float = ADWIN_DELTA
+    adwin_delta: float = Field(ADWIN_DELTA, description="the confidence of the alarms' ADWIN "
+                                                        "(when the window is no ADWIN)")
 
     _delta = field_validator("adwin_delta")(check_delta)
-    quantity: Literal["loss"] = "loss"
+    quantity: Literal["loss"] = Field("loss", description="what the detectors watch: each "
+                                                          "(learner, fold)'s 0/1 loss")
 
 
 class VerdictsConfig(_Strict):
@@ -206,15 +227,25 @@ class DelayConfig(_Strict):
 
 
 class EvaluationConfig(_Strict):
-    mode: Literal["bootstrap", "cv", "split", "single"] = "bootstrap"
-    folds: int = Field(10, ge=1)
-    prequential: bool = True
-    seed: int = 1
-    fold_choice: Literal["random", "round_robin"] = "random"
-    window: WindowConfig = Field(default_factory=WindowConfig)
-    report_every: int = Field(REPORT_EVERY, ge=1)
-    alpha: float = Field(0.05, gt=0, lt=1)
-    compare: list[str] = Field(default_factory=lambda: ["accuracy", "kappa_m"])
+    mode: Literal["bootstrap", "cv", "split", "single"] = Field(
+        "bootstrap", description="how the folds share the examples (docs/method.md §2); "
+                                 "single: one model, plain prequential evaluation")
+    folds: int = Field(10, ge=1, description="k, the number of folds (single: 1)")
+    prequential: bool = Field(True, description="true: every fold tests each example, then "
+                                                "trains on it; false: holdout")
+    seed: int = Field(1, description="the seed of the folds' weights")
+    fold_choice: Literal["random", "round_robin"] = Field(
+        "random", description="cv, split: the special fold of each example drawn at random or "
+                              "taken round robin (as MOA)")
+    window: WindowConfig = Field(default_factory=WindowConfig,
+                                 description="the window of the measures")
+    report_every: int = Field(REPORT_EVERY, ge=1, description="a report (measures, comparisons) "
+                                                              "every this many examples of a "
+                                                              "stream, and one at its end")
+    alpha: float = Field(0.05, gt=0, lt=1, description="the significance level of every test")
+    compare: list[str] = Field(default_factory=lambda: ["accuracy", "kappa_m"],
+                               description="the measures compared across folds "
+                                           "(docs/method.md §6)")
     positive_class: str | int | bool | None = Field(
         None, description="positive class of precision, recall, f1 (default: the first seen); "
                           "a label equal to it, else one whose text YAML reads as it: 1 finds "
@@ -224,7 +255,8 @@ class EvaluationConfig(_Strict):
                                  description=f"measures to normalise (Brzezinski): {', '.join(NORMALIZABLE)}")
     max_matrices: int = Field(MAX_MATRICES, ge=4, description="normalisation: enumerate at most this many matrices")
     q_fading: float = Field(FADING_ALPHA, description="fading factor of the Q statistic")
-    alarms: AlarmsConfig = Field(default_factory=AlarmsConfig)
+    alarms: AlarmsConfig = Field(default_factory=AlarmsConfig,
+                                 description="change detectors on each fold (docs/method.md §7)")
     verdicts: VerdictsConfig = Field(default_factory=VerdictsConfig,
                                      description="live verdicts (docs/method.md §12)")
     delay: DelayConfig | None = Field(None, description="delayed labels (docs/method.md §13); "
@@ -235,17 +267,13 @@ class EvaluationConfig(_Strict):
     @field_validator("compare")
     @classmethod
     def _known_measures(cls, value: list[str]) -> list[str]:
-        for name in value:
-            if name not in MEASURES:
-                raise ValueError(f"unknown measure {name!r}; choose from {', '.join(MEASURES)}")
+        check_choices(value, MEASURES, "measure")
         return value
 
     @field_validator("normalize")
     @classmethod
     def _normalizable(cls, value: list[str]) -> list[str]:
-        for name in value:
-            if name not in NORMALIZABLE:
-                raise ValueError(f"{name!r} cannot be normalised; choose from {', '.join(NORMALIZABLE)}")
+        check_choices(value, NORMALIZABLE, "normalisable measure")
         return value
 
     @model_validator(mode="after")
@@ -258,14 +286,17 @@ class EvaluationConfig(_Strict):
 
 
 class LearnerConfig(_Strict):
-    name: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$")
+    name: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$", description="the learner's name in the "
+                                                                 "records (letters, digits, "
+                                                                 "_ . -; unique)")
     model: str = Field(description="a river classifier class by dotted path, or a MOA classifier's "
                                    "class (moa.classifiers.trees.HoeffdingTree); nested "
                                    "`{model: ...}` values in params/args: a class of what their "
                                    "parameter expects; all checked before anything is called")
     options: str = Field("", description="a MOA classifier's options, in MOA's own form "
                                          "(\"-g 100 -c 0.01\")")
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: dict[str, Any] = Field(default_factory=dict, description="the class's keyword "
+                                                                  "arguments")
     args: list[Any] = Field(default_factory=list, description="positional arguments (e.g. pipeline steps)")
     lags: int = Field(0, ge=0, description="previous labels added as features (temporal wrapper)")
     fold_seeds: bool = Field(False, description="derive each fold's `seed` parameters (nested "
@@ -296,9 +327,10 @@ class LearnerConfig(_Strict):
 
 # -------------------------------------------------------------------------------------- sink
 class FileSink(_Strict):
-    kind: Literal["file"] = "file"
-    path: str = "out/metrics.jsonl"
-    dead_letter_path: str | None = Field(None, description="default: <path stem>.rejected.jsonl")
+    kind: Literal["file"] = Field("file", description="write the records to a JSON Lines file")
+    path: str = Field("out/metrics.jsonl", description="the records' file (appended to)")
+    dead_letter_path: str | None = Field(None, description="the rejected records' file "
+                                                           "(default: <path stem>.rejected.jsonl)")
     dead_letter_max_bytes: int = Field(DEAD_LETTER_MAX_BYTES, ge=1, description="the most bytes "
                                        "of a rejected input kept in its rejected record")
 
@@ -318,8 +350,8 @@ class FileSink(_Strict):
 
 
 class StdoutSink(_Strict):
-    kind: Literal["stdout"]
-    dead_letter_path: str = "rejected.jsonl"
+    kind: Literal["stdout"] = Field(description="write the records to standard output")
+    dead_letter_path: str = Field("rejected.jsonl", description="the rejected records' file")
     dead_letter_max_bytes: int = Field(DEAD_LETTER_MAX_BYTES, ge=1, description="the most bytes "
                                        "of a rejected input kept in its rejected record")
 
@@ -328,10 +360,11 @@ class StdoutSink(_Strict):
 
 
 class KafkaSink(_Strict):
-    kind: Literal["kafka"]
-    bootstrap_servers: str = "localhost:9092"
-    topic: str = "metrics"
-    dead_letter_topic: str = "metrics-rejected"
+    kind: Literal["kafka"] = Field(description="write the records to a Kafka topic (the Flink "
+                                               "engine)")
+    bootstrap_servers: str = Field("localhost:9092", description="the brokers, host:port[,...]")
+    topic: str = Field("metrics", description="the records' topic")
+    dead_letter_topic: str = Field("metrics-rejected", description="the rejected records' topic")
     dead_letter_max_bytes: int = Field(DEAD_LETTER_MAX_BYTES, ge=1, description="the most bytes "
                                        "of a rejected input kept in its rejected record")
     delivery_guarantee: Literal["at-least-once", "exactly-once"] = Field(
@@ -369,7 +402,9 @@ Sink = Annotated[Union[FileSink, StdoutSink, KafkaSink], Field(discriminator="ki
 
 
 class EngineConfig(_Strict):
-    kind: Literal["inprocess", "flink"] = "inprocess"
+    kind: Literal["inprocess", "flink"] = Field(
+        "inprocess", description="run the stages in this Python process, or as a Flink job "
+                                 "(the same records)")
     parallelism: int = Field(2, ge=1, description="flink: parallel subtasks of the learner tasks")
     batch_size: int = Field(500, ge=1, description="examples per micro-batch (never changes results)")
     flush_ms: int = Field(50, ge=10, description="flink, unbounded input: flush a partial batch "
@@ -427,11 +462,13 @@ def jvm_options_first(data: Any) -> Any:
 
 
 class Config(_Strict):
-    source: Source
-    evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
-    learners: list[LearnerConfig] = Field(min_length=1)
-    sink: Sink = Field(default_factory=FileSink)
-    engine: EngineConfig = Field(default_factory=EngineConfig)
+    source: Source = Field(description="where the examples come from (by kind)")
+    evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig,
+                                         description="how the learners are evaluated")
+    learners: list[LearnerConfig] = Field(min_length=1, description="the classifiers evaluated "
+                                                                    "(at least one)")
+    sink: Sink = Field(default_factory=FileSink, description="where the records go (by kind)")
+    engine: EngineConfig = Field(default_factory=EngineConfig, description="what runs the stages")
 
     @model_validator(mode="before")
     @classmethod
@@ -628,52 +665,6 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         raise ConfigError(f"invalid configuration ({origin}):\n{format_errors(error)}") from None
 
 
-# ------------------------------------------------------------------------ config reference
-_SECTIONS = (
-    ("source (kind: file)", FileSource), ("source (kind: generator)", GeneratorSource),
-    ("source (kind: kafka)", KafkaSource), ("evaluation", EvaluationConfig),
-    ("evaluation.window", WindowConfig), ("evaluation.alarms", AlarmsConfig),
-    ("evaluation.alarms.page_hinkley", PageHinkleyConfig),
-    ("evaluation.verdicts", VerdictsConfig), ("evaluation.delay", DelayConfig),
-    ("learners[]", LearnerConfig),
-    ("sink (kind: file)", FileSink), ("sink (kind: stdout)", StdoutSink),
-    ("sink (kind: kafka)", KafkaSink), ("engine", EngineConfig),
-)
-
-
-def _type_name(annotation: Any) -> str:
-    text = getattr(annotation, "__name__", None) if not getattr(annotation, "__args__", None) else None
-    text = text or str(annotation).replace("typing.", "")
-    text = text.replace("NoneType", "null").replace("Literal", "one of ").replace(" | ", " or ")
-    return text.replace("Optional[", "null or [")
-
-
-def config_reference() -> str:
-    """The configuration keys as Markdown tables, generated from the model so it cannot drift.
-
-    ``python -m foldstream.job.config`` prints it; the README holds a copy that a test compares.
-    """
-    from pydantic_core import PydanticUndefined
-
-    lines: list[str] = []
-    for title, model in _SECTIONS:
-        lines += [f"**{title}**", "", "| key | type | default | meaning |", "|---|---|---|---|"]
-        for name, info in model.model_fields.items():
-            if info.default is not PydanticUndefined:
-                default = info.default
-            elif info.default_factory is not None:
-                default = info.default_factory()
-            else:
-                default = "(required)"
-            if isinstance(default, BaseModel):
-                default = "see below"
-            shown = f"`{default!r}`" if default not in ("(required)", "see below") else default
-            lines.append(f"| `{name}` | {_type_name(info.annotation)} | {shown} | "
-                         f"{(info.description or '').replace('|', '/')} |")
-        lines.append("")
-    return "\n".join(lines)
-
-
 def check_sinks(config: Config) -> None:
     """Raise :class:`ConfigError` naming the key if a sink would write over the source or
     another sink of the run (files compared as files, Kafka topics on the same servers), or
@@ -700,7 +691,3 @@ def check_sinks(config: Config) -> None:
         check_outputs(outputs, inputs)
     except SinkUnavailable as error:
         raise ConfigError(str(error)) from None
-
-
-if __name__ == "__main__":
-    print(config_reference())

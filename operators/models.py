@@ -35,6 +35,7 @@ from __future__ import annotations
 import collections.abc
 import functools
 import inspect
+import logging
 import numbers
 import re
 import sys
@@ -44,6 +45,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from foldstream.operators.imports import import_object
+
+log = logging.getLogger(__name__)
 
 #: The keys of a ``{model: ...}`` value nested in a learner's ``params`` or ``args``.
 NESTED_KEYS = ("model", "params", "args")
@@ -286,7 +289,9 @@ def signature(cls: Any) -> Signature:
         return Signature({}, (), Parameter("args", None))
     try:
         hints = typing.get_type_hints(cls.__init__ if inspect.isclass(cls) else cls)
-    except Exception:  # noqa: BLE001 - an unresolvable forward reference: no annotations
+    except Exception as error:  # noqa: BLE001 - an unresolvable forward reference: no annotations
+        log.debug("%s: its annotations cannot be evaluated (%s: %s): its parameters are checked "
+                  "without types", getattr(cls, "__qualname__", cls), type(error).__name__, error)
         hints = {}
     named, positional, star = {}, [], None
     for p in sig.parameters.values():

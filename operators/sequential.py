@@ -61,6 +61,8 @@ from typing import Any
 import numpy as np
 import scipy.special
 
+from foldstream.operators.stats import check_level as _check_alpha
+
 __all__ = [
     "ETA",
     "S",
@@ -102,13 +104,6 @@ _TOLERANCE = 1e-6  # how far k * d may be from an integer numerator (float noise
 # ----------------------------------------------------------------------------------------------
 # the boundary and the interval
 # ----------------------------------------------------------------------------------------------
-
-
-def _check_alpha(alpha: float) -> float:
-    alpha = float(alpha)
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
-    return alpha
 
 
 def _check_v_min(v_min: float) -> float:

@@ -73,7 +73,16 @@ def _float_or_none(x: object) -> float | None:
     return None if math.isnan(f) else f
 
 
-def _check_alpha(alpha: float) -> float:
+def check_level(alpha: float) -> float:
+    """A significance level: a number in (0, 1), as a float (:class:`ValueError` otherwise). The
+    one check of every test's ``alpha``, here and in :mod:`.sequential`.
+
+    >>> check_level(0.05)
+    0.05
+    >>> check_level(1)
+    Traceback (most recent call last):
+    ValueError: alpha must lie in (0, 1), got 1.0
+    """
     alpha = float(alpha)
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
@@ -406,7 +415,7 @@ def wilcoxon(a: Sequence[Value], b: Sequence[Value], alpha: float) -> dict:
     >>> wilcoxon([1.0, 2.0], [1.0, 2.0], 0.05)
     {'statistic': None, 'p_value': None, 'reject': False}
     """
-    alpha = _check_alpha(alpha)
+    alpha = check_level(alpha)
     xs, ys = _pairs(a, b)
     if not xs or all(x - y == 0 for x, y in zip(xs, ys)):
         return {"statistic": None, "p_value": None, "reject": False}
@@ -496,7 +505,7 @@ def sign_test(a: Sequence[Value], b: Sequence[Value], alpha: float) -> dict:
     >>> sign_test([1.0, None, 3.0], [1.0, 5.0, 3.0], 0.05)
     {'wins_a': 0, 'wins_b': 0, 'ties': 2, 'p_value': None, 'reject': False}
     """
-    alpha = _check_alpha(alpha)
+    alpha = check_level(alpha)
     xs, ys = _pairs(a, b)
     wins_a = sum(1 for x, y in zip(xs, ys) if x > y)
     wins_b = sum(1 for x, y in zip(xs, ys) if x < y)
@@ -553,7 +562,7 @@ def nemenyi_q(n_learners: int, alpha: float) -> float:
     n_learners = int(n_learners)
     if n_learners < 2:
         raise ValueError(f"the Nemenyi critical value needs at least 2 learners, got {n_learners}")
-    return _nemenyi_q_cached(n_learners, _check_alpha(alpha))
+    return _nemenyi_q_cached(n_learners, check_level(alpha))
 
 
 def friedman_nemenyi(
@@ -605,7 +614,7 @@ def friedman_nemenyi(
     >>> round(res["critical_difference"], 6)
     1.913624
     """
-    alpha = _check_alpha(alpha)
+    alpha = check_level(alpha)
     names = [str(n) for n in learners]
     n_learners = len(names)
     if len(values) != n_learners:
@@ -691,7 +700,7 @@ def mcnemar(folds_a: Sequence[Value], folds_b: Sequence[Value], alpha: float) ->
     >>> mcnemar([0, 0], [0, 0], 0.05)["statistic"] is None
     True
     """
-    alpha = _check_alpha(alpha)
+    alpha = check_level(alpha)
     if len(folds_a) != len(folds_b):
         raise ValueError(
             f"McNemar needs the same number of folds, got {len(folds_a)} and {len(folds_b)}"

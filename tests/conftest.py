@@ -9,9 +9,7 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-ELEC = HERE.parents[1] / "shared" / "data" / "elec.csv.gz"
-if not ELEC.exists():  # a checkout without ../shared: the packaged copy is the same file
-    ELEC = HERE.parent / "connectors" / "data" / "elec.csv.gz"
+ELEC = HERE.parent / "connectors" / "data" / "elec.csv.gz"  # the packaged copy: nothing outside the clone
 
 
 #: Fixtures that start a Kafka-protocol broker or fetch the Kafka connector jars.

@@ -81,15 +81,6 @@ def test_default_run_on_a_fresh_directory_ends_with_tables_and_a_summary(tmp_pat
     assert (tmp_path / "out" / "metrics.rejected.jsonl").read_text() == ""
 
 
-def test_the_readme_carries_the_current_configuration_reference():
-    from foldstream.job.config import config_reference
-
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = readme.index("-->\n", readme.index("<!-- config-reference:start")) + 4
-    end = readme.index("<!-- config-reference:end -->")
-    assert readme[start:end] == config_reference(), "run python -m foldstream.job.config"
-
-
 def test_kafka_client_properties_reach_the_clients_as_kafka_spells_them():
     from foldstream.job.engines.flink.env import properties_text
     from foldstream.job.engines.flink.job import consumer_properties

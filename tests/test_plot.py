@@ -134,6 +134,8 @@ def test_plot_records_writes_png_and_svg_files(three, tmp_path):
         assert head.startswith(PNG) if path.suffix == ".png" else b"<svg" in head or b"<?xml" in head
     with pytest.raises(ValueError, match="unknown format"):
         plot_records(three, tmp_path, formats=["gif"])
+    with pytest.raises(ValueError, match="unknown measure 'nosuch'; choose from accuracy, "):
+        plot_records(three, tmp_path / "none", measures=["nosuch"])
     with pytest.raises(ValueError, match="no measures records"):
         plot_records([r for r in three if r["type"] == "alarm"], tmp_path)
 
@@ -143,14 +145,19 @@ def test_plot_command_reads_a_file_and_prints_what_it_wrote(two, tmp_path, capsy
     metrics = tmp_path / "metrics.jsonl"
     metrics.write_text("".join(json.dumps(r) + "\n" for r in two))
     out = tmp_path / "plots"
-    assert cli.main(["plot", str(metrics), "--out", str(out), "--measures", "f1,recall[1],nope",
+    assert cli.main(["plot", str(metrics), "--out", str(out), "--measures", "f1,recall[1]",
                      "--format", "png"]) == 0
     captured = capsys.readouterr()
     printed = captured.out.split()
     assert printed == [str(out / f"elec-{name}.png")
                        for name in ("f1", "recall_1_", "window_size", "pvalues", "verdicts")]
-    assert "no measure 'nope'" in captured.err
     assert all((out / name).exists() for name in printed)
+    # a measure that no stream holds is a mistake, named with the choices, and nothing is drawn
+    assert cli.main(["plot", str(metrics), "--out", str(tmp_path / "none"), "--measures",
+                     "f1,nope"]) == 2
+    captured = capsys.readouterr()
+    assert "unknown measure 'nope'; choose from accuracy, " in captured.err and not captured.out
+    assert not (tmp_path / "none").exists()
     assert cli.main(["plot", str(tmp_path / "missing.jsonl")]) == 2
     assert "missing.jsonl" in capsys.readouterr().err
 

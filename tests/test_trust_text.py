@@ -1,6 +1,7 @@
 """User text is shown as typed (issue 18, kind 8): no rich markup, no matplotlib mathtext.
 
-A stream, a learner or a path may hold ``[bold]x[/bold]``, ``[/]`` or ``a$b$c``: the terminal
+A stream, a learner or a path may hold ``[bold]x[/bold]``, ``[/]``, ``a$b$c`` or an emoji code
+such as ``:smile:`` (issue 19): the terminal
 tables and messages show them as typed (they mangled them, or crashed after a complete run),
 and the figures' texts are the names, not typeset as math. Configuration names of learners are
 restricted, so learners with such names come from a metrics file (watch, plot and report read
@@ -23,8 +24,8 @@ from foldstream.job.tools.report import write_report
 from foldstream.job.tools.records import read_records
 from foldstream.job.tools.tables import print_summary
 
-STREAM = "[/] a$b$c [bold]s[/bold]"
-NAMES = {"nb": "[bold]x[/bold]", "nc": "[/]", "prior": "a$b$c"}
+STREAM = "[/] a$b$c [bold]s[/bold] :smile:"  # rich shows an emoji code as the emoji
+NAMES = {"nb": "[bold]x[/bold]", "nc": "[/]", "prior": "a$b$c:thumbs_up:"}
 CONFIG = f"""
 source: {{kind: file, path: in.csv, label: target, stream: {json.dumps(STREAM)}}}
 sink: {{kind: file, path: out.jsonl}}

@@ -16,6 +16,14 @@ Python worker pay for the API's dependencies (pandas among them) before doing an
 >>> foldstream.nothing
 Traceback (most recent call last):
 AttributeError: module 'foldstream' has no attribute 'nothing'
+
+So it imports nothing of foldstream when it is imported: :data:`_HOMES` names the modules, which
+``importlib`` loads on first use.
+
+Imports (the rule tests/test_layers.py checks)::
+
+    may import:     (none)
+    never imports:  pyflink
 """
 
 from importlib import import_module

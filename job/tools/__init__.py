@@ -2,8 +2,21 @@
 bar), ``watch.py`` (a live terminal table), ``plot.py`` (figures), ``report.py`` (one
 self-contained HTML file of a run), ``dashboard/`` (a live web page on files and topics),
 ``produce.py`` (send a source into Kafka), ``schema.py`` (the JSON Schema of the records,
-validation and reading records back from files and topics).
+validation and reading records back from files and topics), ``config_reference.py`` (the
+README's configuration reference, generated from ``job/config.py``).
 
 A tool reads records (files, Kafka topics) and may import ``operators`` (record types, the
-verdict rule), ``connectors`` and ``job.config``; it never imports an engine.
+verdict rule), ``connectors``, ``job.config``, ``job.plans`` (``produce`` opens a
+configuration's source), ``job.exitcodes`` and ``job.checks``; it never imports an engine. Two
+commands run things rather than read records, and so may import more: ``cluster.py`` (``foldstream cluster``, ``submit``,
+``jobs``, ``stop``) drives a Flink cluster through :mod:`foldstream.job.engines.flink`;
+``experiment`` runs many configurations through the API and the in-process engine.
+
+Imports (the rule tests/test_layers.py checks)::
+
+    may import:     foldstream.operators, foldstream.connectors, foldstream.job.config,
+                    foldstream.job.plans, foldstream.job.exitcodes, foldstream.job.checks
+    never imports:  pyflink
+    cluster may also import:     foldstream.job.engines.flink
+    experiment may also import:  foldstream.job.api, foldstream.job.engines
 """

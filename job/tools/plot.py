@@ -29,6 +29,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from foldstream.job import exitcodes
+from foldstream.job.checks import check_choices
 from foldstream.job.tools.records import StreamRecords, describe_window, group_by_stream, \
     read_records
 from foldstream.operators.records import Record
@@ -480,12 +482,16 @@ def plot_records(records: Iterable[Record], out_dir: str | os.PathLike[str] = "p
     Raises
     ------
     ValueError
-        On an unknown format, or when the records hold no ``measures`` record.
+        On an unknown format, a measure that no stream's records hold, or when the records hold
+        no ``measures`` record.
     """
     _check_formats(formats)
     streams = group_by_stream(records)
     if not streams:
         raise ValueError("no measures records to plot")
+    check_choices(measures, sorted({name for data in streams.values()  # in some stream at least
+                                    for series in data.measures.values() for record in series
+                                    for name in record["values"]}), "measure")
     written: list[Path] = []
     for data in streams.values():
         written += save_figures(stream_figures(data, measures), out_dir, formats)
@@ -493,9 +499,7 @@ def plot_records(records: Iterable[Record], out_dir: str | os.PathLike[str] = "p
 
 
 def _check_formats(formats: Sequence[str]) -> None:
-    unknown = [f for f in formats if f not in FORMATS]
-    if unknown:
-        raise ValueError(f"unknown format(s) {', '.join(unknown)}; choose from {', '.join(FORMATS)}")
+    check_choices(formats, FORMATS, "format")
 
 
 def save_figures(figures: dict[str, Any], out_dir: str | os.PathLike[str],
@@ -527,7 +531,7 @@ def main(args) -> int:
         written = plot_records(records, args.out, _split(args.measures), _split(args.formats))
     except (OSError, ValueError, KafkaUnavailable) as error:
         print(f"error: {error}", file=sys.stderr)
-        return 2
+        return exitcodes.UNUSABLE
     for path in written:
         print(path)
-    return 0
+    return exitcodes.OK

@@ -33,6 +33,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, \
     TimeElapsedColumn
 
+from foldstream.job import exitcodes
 from foldstream.job.config import Config
 from foldstream.job.tools.tables import typed
 from foldstream.operators.delay import LabelOnly
@@ -322,10 +323,10 @@ def main(args) -> int:
     err = Console(stderr=True)
     if args.rate is not None and args.rate <= 0:
         err.print("[red]error:[/] --rate must be positive", highlight=False)
-        return 2
+        return exitcodes.UNUSABLE
     if args.limit is not None and args.limit < 1:
         err.print("[red]error:[/] --limit must be at least 1", highlight=False)
-        return 2
+        return exitcodes.UNUSABLE
     try:
         config = load_config(args.config, args.overrides)
         result = produce(config, args.bootstrap_servers, args.topic, rate=args.rate,
@@ -334,7 +335,7 @@ def main(args) -> int:
                          id_field=getattr(args, "id_field", None))
     except (ConfigError, ValueError, KafkaUnavailable) as error:
         err.print(f"[red]error:[/] {typed(error)}", highlight=False)
-        return 2
+        return exitcodes.UNUSABLE
     print(summary_text(result, args.bootstrap_servers, args.topic))
     sys.stdout.flush()
-    return 130 if result.interrupted else 0
+    return exitcodes.INTERRUPTED if result.interrupted else exitcodes.OK

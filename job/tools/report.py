@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from foldstream.connectors.sinks import Named, check_outputs
+from foldstream.job.checks import check_choices
 from foldstream.job.tools.plot import DEFAULT_MEASURES, DPI, stream_figures
 from foldstream.job.tools.records import BadRecord, RecordReader, StreamRecords, check_record, \
     describe_record, describe_window, group_by_stream
@@ -134,7 +135,7 @@ def figure_uri(figure, fmt: str = FIGURE_FORMATS[0]) -> str:
         figure.savefig(buffer, format="png", dpi=DPI)
         mime = "image/png"
     else:
-        raise ValueError(f"unknown figure format {fmt!r}; choose from {', '.join(FIGURE_FORMATS)}")
+        check_choices([fmt], FIGURE_FORMATS, "figure format")
     return f"data:{mime};base64,{base64.b64encode(buffer.getvalue()).decode('ascii')}"
 
 
@@ -326,9 +327,7 @@ code { background: #f2f4f7; padding: 0 3px; border-radius: 3px; }
 def render_html(run: RunFacts, measures: Sequence[str] = DEFAULT_MEASURES,
                 figures: str = FIGURE_FORMATS[0], title: str | None = None) -> str:
     """The whole report as one HTML document (no external resource, no script)."""
-    if figures not in FIGURE_FORMATS:
-        raise ValueError(f"unknown figure format {figures!r}; choose from "
-                         f"{', '.join(FIGURE_FORMATS)}")
+    check_choices([figures], FIGURE_FORMATS, "figure format")
     if not run.streams:
         raise ValueError("no measures records to report")
     title = title or f"foldstream report: {Path(run.source).name or 'records'}"

@@ -188,7 +188,7 @@ def main(args) -> int:
             print(f"error: {error}", file=sys.stderr)
             return exitcodes.UNUSABLE
     print(json.dumps(load_schema(), indent=2, ensure_ascii=False))
-    return 0
+    return exitcodes.OK
 
 
 __all__ = ["check_files", "load_schema", "record_types", "required_fields", "validate_record"]

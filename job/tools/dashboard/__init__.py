@@ -7,7 +7,14 @@ events. The page (``static/``) draws with uPlot, vendored in ``static/vendor/`` 
 no internet.
 
 This module holds the command's defaults and entry point only, so that the command line can
-name them without importing the web stack.
+name them without importing the web stack. The dashboard is a tool like its neighbours and reads
+records with them (``schema``, ``watch``); it never imports an engine.
+
+Imports (the rule tests/test_layers.py checks)::
+
+    may import:     foldstream.operators, foldstream.connectors, foldstream.job.exitcodes,
+                    foldstream.job.checks, foldstream.job.tools
+    never imports:  pyflink
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -49,6 +50,7 @@ RETRY_S = 3.0  # a source that failed (broker down) is read again after this lon
 BACKLOG_EVERY_S = 5.0  # how often a Kafka source's backlog (end offsets - read) is measured
 SSE_RETRY_MS = 1000  # how soon a page reconnects after the server went away
 SHUTDOWN_S = 3 * OVERVIEW_EVERY_S  # open pages end their event streams within OVERVIEW_EVERY_S
+log = logging.getLogger(__name__)
 
 
 # ---------------------------------------------------------------------------- wake-ups
@@ -97,6 +99,8 @@ def read_source(spec: str, label: str, state: DashboardState, stop: threading.Ev
                 if stop.is_set():
                     return
         except Exception as error:  # noqa: BLE001 - shown on the page, then retried
+            log.debug("reading %s failed, again in %s s: %s: %s", label, RETRY_S,
+                      type(error).__name__, error, exc_info=True)
             state.set_error(label, f"{type(error).__name__}: {error}")
             notify()
             stop.wait(RETRY_S)
@@ -129,16 +133,27 @@ def measure_backlog(source: RecordSource, label: str, state: DashboardState,
                 total = sum(ends[tp] - begins[tp] for tp in tps)
                 status = state.sources[label]
                 state.set_behind(label, max(0, total - status.records - status.skipped))
-            except Exception:  # noqa: BLE001 - the backlog is a nicety: unknown, then retried
+            except Exception as error:  # noqa: BLE001 - the backlog is a nicety: unknown, then
+                # retried
+                log.debug("the backlog of %s is unknown, measured again in %s s: %s: %s", label,
+                          BACKLOG_EVERY_S, type(error).__name__, error, exc_info=True)
                 state.set_behind(label, None)
-                if consumer is not None:
-                    with contextlib.suppress(Exception):
-                        consumer.close(autocommit=False)
+                _close(consumer, label)
                 consumer = None
     finally:
-        if consumer is not None:
-            with contextlib.suppress(Exception):
-                consumer.close(autocommit=False)
+        _close(consumer, label)
+
+
+def _close(consumer, label: str) -> None:
+    """Close the backlog's consumer, if any; a failure is logged, not raised (the backlog is
+    unknown already, or the dashboard is stopping)."""
+    if consumer is None:
+        return
+    try:
+        consumer.close(autocommit=False)
+    except Exception as error:  # noqa: BLE001 - see the docstring
+        log.debug("closing the backlog consumer of %s failed: %s: %s", label,
+                  type(error).__name__, error, exc_info=True)
 
 
 # ---------------------------------------------------------------------------- the app
@@ -283,6 +298,8 @@ def serve(sources: Sequence[str], *, host: str = DEFAULT_HOST, port: int = DEFAU
     import uvicorn
 
     server = None
+    listening = _listen(host, port)
+    port = listening.getsockname()[1]  # --port 0: the port the system chose
     hosts = HostPolicy.for_server(host, port, allow_hosts)
     app = create_app(sources, history=history, interval=interval, hosts=hosts,
                      closing=lambda: server is not None and server.should_exit)
@@ -296,13 +313,30 @@ def serve(sources: Sequence[str], *, host: str = DEFAULT_HOST, port: int = DEFAU
         print("  it answers to localhost and to the names of --allow-host only: from another "
               "machine, give the name or address you open it by", file=sys.stderr, flush=True)
     try:
-        server.run()
-    except SystemExit:  # uvicorn exits when it cannot bind; it has logged why
+        server.run(sockets=[listening])
+    except SystemExit:  # uvicorn exits when it cannot start; it has logged why
         raise OSError(f"could not listen on {host}:{port}") from None
     finally:
         app.state.stop.set()  # the readers started before the bind failed stop too
+        listening.close()
     if not server.started:
         raise OSError(f"could not listen on {host}:{port}")
+
+
+def _listen(host: str, port: int):
+    """The server's socket, bound before anything is printed or guarded, so that both name the
+    port it listens on (``--port 0`` lets the system choose one); bound as uvicorn binds."""
+    import socket
+
+    listening = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listening.bind((host, port))
+    except OSError as error:
+        listening.close()
+        raise OSError(f"could not listen on {host}:{port}: {error.strerror or error}") from None
+    listening.set_inheritable(True)
+    return listening
 
 
 def check_sources(sources: Sequence[str]) -> None:
