@@ -3,7 +3,7 @@
 foldstream calls its tests sound; Bifet et al. (KDD 2015, Table 2) earned that word for the
 fold tests by measuring them, and this command lets anyone rerun that evidence. An experiment
 repeats ordinary evaluations, each one a run of the same stages as ``foldstream run``
-(:func:`foldstream.job.api.run`, in-process engine), and counts how often each test rejects
+(:func:`foldstream.job.runner.run_configuration`, in-process engine), and counts how often each test rejects
 "A and B are equally good":
 
 * **one run per (dataset, mode, replication)** holds every condition at once: learners ``A``
@@ -51,6 +51,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from foldstream.job import exitcodes
 from foldstream.job.config import Config, ConfigError, FileSource, GeneratorSource, LearnerConfig, \
     WindowConfig, apply_overrides, check_unique, format_errors, read_yaml
+from foldstream.job.runner import run_configuration
 from foldstream.job.tools.plot import literal
 from foldstream.job.tools.tables import typed
 from foldstream.operators.sequential import UNDECIDED
@@ -513,13 +514,13 @@ def final_accuracy(records: Sequence[dict[str, Any]]) -> dict[str, float | None]
 
 def run_replication(experiment: ExperimentConfig, task: Task) -> ReplicationResult:
     """Evaluate one (dataset, mode, replication) through the stages of ``foldstream run``."""
-    from foldstream.job.api import run
-
     started = time.perf_counter()
     records: list[dict[str, Any]] = []
     configs = run_configs(experiment, task)
-    for config in configs:
-        records += run(config).records
+    for config in configs:  # Ctrl-C (one worker, the main thread): the run stops, then raises
+        outcome = run_configuration(config, write=False, keep=True, signals=(signal.SIGINT,))
+        outcome.raise_if_interrupted()
+        records += outcome.records
     outcomes, reports, last = outcomes_of(records, pairs(experiment))
     return ReplicationResult(
         experiment=fingerprint(experiment), dataset=task.dataset, mode=task.mode,
@@ -861,11 +862,6 @@ class _Runner:
     def __enter__(self) -> "_Runner":
         if self.workers > 1:
             import multiprocessing
-
-            # the stages, imported once here: every worker forks with the same code
-            import foldstream.job.api  # noqa: F401
-            import foldstream.job.engines.inprocess  # noqa: F401
-            import foldstream.job.plans  # noqa: F401
 
             context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
             self.pool = context.Pool(self.workers, initializer=_quiet_worker)
