@@ -17,6 +17,7 @@ from typing import Any
 
 from foldstream.job import exitcodes
 from foldstream.job.config import ConfigError
+from foldstream.job.engines.stopping import Interrupted, in_main_thread
 from foldstream.job.runner import run_configuration
 from foldstream.job.tools.experiment.design import ExperimentConfig, ReplicationResult, Task, \
     final_accuracy, fingerprint, load_experiment, outcomes_of, pairs, run_configs, tasks
@@ -130,12 +131,6 @@ def _run_one(job: tuple[ExperimentConfig, Task]) -> ReplicationResult:
                                 f"failed: {type(error).__name__}: {error}") from None
 
 
-class Stopped(KeyboardInterrupt):
-    """SIGTERM, raised where the experiment waits: carries its exit code."""
-
-    exit_code = exitcodes.TERMINATED
-
-
 class _Runner:
     """Runs tasks in ``workers`` processes (1: in this one) and yields their results in the
     order they finish. The pool is made on entering, before any progress bar draws from a
@@ -188,8 +183,6 @@ def run_experiment(experiment: ExperimentConfig, results_path: str | Path, *, wo
     A Ctrl-C or SIGTERM stops it: the lines written stay, ``interrupted`` holds the exit code,
     and the rates cover the replications done.
     """
-    import threading
-
     started = time.perf_counter()
     path = Path(results_path)
     done, broken = read_results(path, experiment)
@@ -200,10 +193,10 @@ def run_experiment(experiment: ExperimentConfig, results_path: str | Path, *, wo
     results = list(done)
     interrupted = None
     path.parent.mkdir(parents=True, exist_ok=True)
-    main_thread = threading.current_thread() is threading.main_thread()
+    main_thread = in_main_thread()
 
-    def stop(signum, frame):
-        raise Stopped()
+    def stop(signum, frame):  # SIGTERM where the experiment waits: the stop of a run's signal
+        raise Interrupted(signum)
 
     with path.open("a", encoding="utf-8") as handle, _Runner(experiment, todo, workers) as runner, \
             _progress(len(done) + len(todo), len(done), progress, console) as advance:
