@@ -33,6 +33,7 @@ from typing import Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, SkipValidation, TypeAdapter, ValidationError, \
     model_validator
 
+from foldstream.connectors.generators import dataset_stream
 from foldstream.job.config import Config, ConfigError, EvaluationConfig, LearnerConfig, Source, \
     format_errors, jvm_options_first
 from foldstream.job.results import Results, Summary
@@ -131,8 +132,6 @@ def _source(source: Any, limit: int | None, stream: str | None) -> tuple[Any, It
 
 
 def _object_source(source: Iterable, limit: int | None, stream: str | None) -> ObjectSource:
-    from foldstream.connectors.generators import dataset_stream
-
     if limit is None and getattr(source, "n_samples", 0) is None:  # a river synthetic generator
         raise ConfigError(f"limit: {type(source).__name__} never ends; pass limit=N")
     try:

@@ -14,6 +14,7 @@ from rich.console import Console
 from foldstream.job import exitcodes
 from foldstream.job.config import Config, ConfigError, check_sinks, load_config
 from foldstream.job.runner import run_configuration
+from foldstream.job.tools import experiment
 from foldstream.job.tools.tables import typed
 
 
@@ -136,8 +137,6 @@ def _parser() -> argparse.ArgumentParser:
                              f"(default: {','.join(rep.DEFAULT_MEASURES)})")
     report.add_argument("--figures", choices=rep.FIGURE_FORMATS, default=rep.FIGURE_FORMATS[0],
                         help=f"how figures are embedded (default: {rep.FIGURE_FORMATS[0]})")
-
-    from foldstream.job.tools import experiment
 
     experiment.add_parser(commands)
 

@@ -152,7 +152,7 @@ class Results:
         ValueError
             When no record holds a measure asked for.
         """
-        import pandas as pd
+        import pandas as pd  # with the first table asked for: the command line never needs it
 
         wanted = [measure] if isinstance(measure, str) else None if measure is None else list(measure)
         rows, folds, seen = [], 0, set()
@@ -194,7 +194,7 @@ class Results:
             valid at every report at once), ``sequential_alpha`` and ``sequential_verdict``
             (``a_better``, ``b_better``, ``undecided``); other rows leave them empty.
         """
-        import pandas as pd
+        import pandas as pd  # with the first table asked for: the command line never needs it
 
         latest: dict[tuple[Any, str], Record] = {}  # (stream, learner) -> its last measures
         rows = []
@@ -240,7 +240,7 @@ class Results:
             ``lower``, ``upper``, ``n``, ``alpha``: the first report at which the verdict
             became ``verdict`` (valid however often the reports were read).
         """
-        import pandas as pd
+        import pandas as pd  # with the first table asked for: the command line never needs it
 
         columns = ["stream", "position", "a", "b", "measure", "verdict", "previous", "lower",
                    "upper", "n", "alpha"]
@@ -256,7 +256,7 @@ class Results:
             ``stream``, ``position``, ``learner``, ``fold`` (from 0), ``detector``
             (``adwin``, ``page_hinkley``) and ``quantity`` (the watched loss).
         """
-        import pandas as pd
+        import pandas as pd  # with the first table asked for: the command line never needs it
 
         columns = ["stream", "position", "learner", "fold", "detector", "quantity"]
         return _frame(pd, [{c: r[c] for c in columns} for r in self._of("alarm")], columns, [])

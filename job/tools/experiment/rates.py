@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from statistics import NormalDist
 
+from rich.table import Table
+
 from foldstream.job.tools.experiment.design import LOOKS, TESTS, ExperimentConfig, \
     ReplicationResult
 from foldstream.job.tools.plot import literal
@@ -177,8 +179,6 @@ def markdown_report(rates: Sequence[Rate], experiment: ExperimentConfig) -> str:
 
 def rich_table(table: RateTable):
     """The table for the terminal: the rate, its interval below."""
-    from rich.table import Table
-
     out = Table(title=f"rejection rates, {'pooled' if table.dataset == 'all' else typed(table.dataset)}"
                       f" ({table.replications} runs per cell; 95% Wilson intervals)")
     out.add_column("test, look", style="bold", no_wrap=True)
@@ -194,7 +194,7 @@ def rich_table(table: RateTable):
 def rates_figure(rates: Sequence[Rate], alpha: float, dataset: str = "all"):
     """Rejection rate per test with its interval, one panel per condition, one colour per
     mode; filled: the final report, hollow: any report; the dashed line is ``alpha``."""
-    import matplotlib
+    import matplotlib  # with the figure only: a worker process never draws
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -243,7 +243,7 @@ def write_outputs(rates: Sequence[Rate], experiment: ExperimentConfig, out: str 
     (out / "rates.json").write_text(json.dumps([asdict(r) for r in rates], indent=1) + "\n",
                                     encoding="utf-8")
     (out / "table.md").write_text(markdown_report(rates, experiment) + "\n", encoding="utf-8")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # as rates_figure's
 
     figure = rates_figure(rates, experiment.alpha)
     figure.savefig(out / "rates.png", dpi=130)

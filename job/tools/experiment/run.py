@@ -6,6 +6,7 @@ the replications in a pool of processes, the resumable results file, the stop by
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import signal
 import time
@@ -15,6 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, \
+    TimeElapsedColumn, TimeRemainingColumn
+
+from foldstream.connectors.sinks import writable_reason
 from foldstream.job import exitcodes
 from foldstream.job.config import ConfigError
 from foldstream.job.engines.stopping import Interrupted, in_main_thread
@@ -143,8 +149,6 @@ class _Runner:
 
     def __enter__(self) -> "_Runner":
         if self.workers > 1:
-            import multiprocessing
-
             context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
             self.pool = context.Pool(self.workers, initializer=_quiet_worker)
         return self
@@ -237,9 +241,6 @@ def _progress(total: int, completed: int, enabled: bool, console
 
         yield line
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, \
-        TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
     with Progress(SpinnerColumn(), TextColumn("[bold]experiment"), BarColumn(),
                   MofNCompleteColumn(), TextColumn("replications"), TimeElapsedColumn(),
                   TimeRemainingColumn(), console=console, transient=False) as bar:
@@ -268,10 +269,6 @@ def add_parser(commands) -> None:
 
 
 def main(args) -> int:
-    from rich.console import Console
-
-    from foldstream.connectors.sinks import writable_reason
-
     err = Console(stderr=True)
     try:
         experiment = load_experiment(args.config, args.overrides)
