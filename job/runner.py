@@ -38,7 +38,7 @@ from foldstream.job.engines.inprocess import evaluate
 from foldstream.job.engines.stopping import Interrupted
 from foldstream.job.plans import expected_examples, make_plans, open_source, with_delay
 from foldstream.job.results import Summary
-from foldstream.job.tools.tables import progress_bar
+from foldstream.job.tools import tables
 from foldstream.operators.records import Record
 
 #: The signals that stop a run of the command line: Ctrl-C, and what ``kill`` sends.
@@ -196,7 +196,7 @@ def run_configuration(config: Config, source: Iterable | None = None, *, write: 
             for sink in dead_sinks:
                 sink.write(record)
 
-        with progress_bar(total, progress, console or Console(stderr=True)) as bar:
+        with tables.progress_bar(total, progress, console or Console(stderr=True)) as bar:
             update = bar if on_progress is None else lambda n: (bar(n), on_progress(n))
             if config.engine.kind == "flink":
                 # imported here: PyFlink and its Java start-up are for the Flink engine only
