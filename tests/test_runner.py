@@ -118,3 +118,22 @@ def test_a_python_object_source_has_no_known_stream_and_an_interrupted_outcome_r
     with pytest.raises(Interrupted) as stop:
         RunOutcome(interrupted=signal.SIGTERM).raise_if_interrupted()
     assert stop.value.exit_code == 143
+
+
+def test_the_api_imports_nothing_private_and_not_the_command_line():
+    """The API ran configurations through ``cli._open_sinks``, a cycle cli -> experiment -> api ->
+    cli kept alive by function-local imports; both now import job/runner.py."""
+    import ast
+    import subprocess
+    import sys
+
+    tree = ast.parse((Path(api.__file__)).read_text(encoding="utf-8"))
+    private = [f"{node.module}.{alias.name}" for node in ast.walk(tree)
+               if isinstance(node, ast.ImportFrom) for alias in node.names
+               if alias.name.startswith("_") and node.module != "__future__"]
+    assert private == []
+    loaded = subprocess.run([sys.executable, "-c", "import sys, foldstream.job.api; "
+                             "print(sorted(m for m in sys.modules if m.startswith('foldstream.job.')"
+                             " and m.rsplit('.', 1)[-1] in ('cli', 'experiment')))"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "[]"
