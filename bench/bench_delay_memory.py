@@ -28,8 +28,7 @@ import time
 from pathlib import Path
 
 from foldstream.job.config import load_config
-from foldstream.job.engines.inprocess import evaluate
-from foldstream.job.plans import make_plans, open_source
+from foldstream.job.runner import run_configuration
 
 
 def rss_mb() -> float:
@@ -77,8 +76,7 @@ def main() -> int:
                       f"({time.perf_counter() - started:5.1f} s)", flush=True)
 
         records: list[dict] = []
-        evaluate(make_plans(config), open_source(config), records.append, lambda r: None,
-                 progress)
+        run_configuration(config, write=False, on_record=records.append, on_progress=progress)
         seconds = time.perf_counter() - started
 
     final = [r for r in records if r["type"] == "measures" and r["position"] == args.examples]

@@ -19,10 +19,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from foldstream.job.engines.flink import job as flink_job
 from foldstream.job.config import load_config
-from foldstream.job.engines.inprocess import evaluate
-from foldstream.job.plans import make_plans, open_source
+from foldstream.job.runner import run_configuration
 
 LEARNERS = ("learners=[{name: nb, model: river.naive_bayes.GaussianNB}, "
             "{name: ht, model: river.tree.HoeffdingTreeClassifier}]")
@@ -132,10 +130,7 @@ def run_once(name: str, overrides: list[str], base: list[str]) -> tuple[float, f
     """One run: (examples per second by the job's clock, seconds outside that clock)."""
     config = load_config(None, base + overrides)
     clock = Clock()
-    if config.engine.kind == "flink":
-        flink_job.run(config, clock, lambda r: None)
-    else:
-        evaluate(make_plans(config), open_source(config), clock, lambda r: None)
+    run_configuration(config, write=False, on_record=clock)
     print(f"{name:22} {clock.rate():7.1f} examples/s from the first example to the end "
           f"(+ {clock.startup():.1f} s before the first example and after the end)", flush=True)
     return clock.rate(), clock.startup()

@@ -14,8 +14,7 @@ import os
 import time
 
 from foldstream.job.config import load_config
-from foldstream.job.engines.inprocess import evaluate
-from foldstream.job.plans import make_plans, open_source
+from foldstream.job.runner import run_configuration
 
 
 def rss_mb() -> float:
@@ -45,8 +44,8 @@ def main() -> None:
                       flush=True)
 
     count = [0]
-    evaluate(make_plans(config), open_source(config), lambda r: count.__setitem__(0, count[0] + 1),
-             lambda r: None, progress)
+    run_configuration(config, write=False, on_record=lambda r: count.__setitem__(0, count[0] + 1),
+                      on_progress=progress)
     print(f"records: {count[0]}; RSS growth from 100k to {args.limit}: "
           f"{marks[args.limit] - marks[100_000]:+.1f} MB")
 

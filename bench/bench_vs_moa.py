@@ -120,9 +120,7 @@ def memory(limit: int, learner: str) -> None:
     from bench_memory import rss_mb
 
     from foldstream.job.config import load_config
-    from foldstream.job.engines.inprocess import evaluate
-
-    from foldstream.job.plans import make_plans, open_source
+    from foldstream.job.runner import run_configuration
 
     model, options = split_learner(learner)
     config = load_config(None, [
@@ -147,7 +145,7 @@ def memory(limit: int, learner: str) -> None:
                 print(f"{n:>9} examples: RSS {marks[mark]:.1f} MB, JVM heap used {heap_mb():.1f} MB "
                       f"({time.perf_counter() - started:.0f} s)", flush=True)
 
-    evaluate(make_plans(config), open_source(config), lambda r: None, lambda r: None, progress)
+    run_configuration(config, write=False, on_progress=progress)
     print(f"{learner}: RSS growth from 100k to {limit}: {marks[limit] - marks[100_000]:+.1f} MB")
 
 

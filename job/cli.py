@@ -9,12 +9,13 @@ import logging
 import os
 import signal
 import sys
-from typing import Any
 
 from rich.console import Console
 
 from foldstream.job import exitcodes, logs
 from foldstream.job.config import Config, ConfigError, check_sinks, load_config
+from foldstream.job.runner import run_configuration
+from foldstream.job.tools import experiment
 from foldstream.job.tools.tables import typed
 
 _log = logging.getLogger(__name__)
@@ -140,8 +141,6 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--figures", choices=rep.FIGURE_FORMATS, default=rep.FIGURE_FORMATS[0],
                         help=f"how figures are embedded (default: {rep.FIGURE_FORMATS[0]})")
 
-    from foldstream.job.tools import experiment
-
     experiment.add_parser(commands)
 
     from foldstream.job.tools import cluster
@@ -171,87 +170,32 @@ def _add_log_level(parser: argparse.ArgumentParser, subcommands) -> None:
                          help=text)
 
 
-def _open_sinks(config: Config):
-    """Where the client writes records (checked first: :func:`check_sinks`); a Kafka sink is
-    written by the job itself."""
-    from foldstream.connectors.sinks import DeadLetterSink, JsonLinesSink, MemorySink, \
-        SinkUnavailable, StdoutSink
-
-    check_sinks(config)
-    sink = config.sink
-    if sink.kind == "kafka":
-        return MemorySink(), MemorySink()
-    key = "sink.path"
-    try:
-        records = JsonLinesSink(sink.path) if sink.kind == "file" else StdoutSink()
-        key = "sink.dead_letter_path"
-        try:
-            return records, DeadLetterSink(sink.dead_letters())
-        except BaseException:
-            records.close()
-            raise
-    except SinkUnavailable as error:  # locked by another run, or refused by the system
-        raise ConfigError(f"{key}: {error}") from None
-
-
 def run(config: Config, *, progress: bool = True, tables: bool = True,
         resume: str | None = None) -> int:
-    from foldstream.job.engines.inprocess import evaluate
-    from foldstream.job.plans import expected_examples, make_plans, open_source
-    from foldstream.job.tools.tables import print_summary, progress_bar
-
+    """``foldstream run``: :func:`~foldstream.job.runner.run_configuration`, then the tables,
+    the warnings and the exit code."""
     # Tables go to stdout unless the records do.
     tables_console = Console(stderr=config.sink.kind == "stdout")
     if not tables_console.is_terminal:  # a log or a pipe: room for the tables, not 80 columns
         tables_console.width = max(tables_console.width, 120)
     progress_console = Console(stderr=True)
-    flink = config.engine.kind == "flink"
-    last_comparisons: dict[str, list[dict[str, Any]]] = {}
-    summaries: list[dict[str, Any]] = []
-    interrupted: int | None = None
-    forced = False
-    records, dead_letters = _open_sinks(config)
-    total = expected_examples(config)
-
-    with records, dead_letters, progress_bar(total, progress and tables, progress_console) as update:
-
-        def emit(record: dict[str, Any]) -> None:
-            records.write(record)
-            kind = record["type"]
-            if kind == "comparison":
-                kept = last_comparisons.setdefault(record["stream"], [])
-                if kept and kept[0]["position"] != record["position"]:
-                    kept.clear()
-                kept.append(record)
-            elif kind == "summary":
-                summaries.append(record)
-
-        if flink:
-            from foldstream.job.engines.flink import job as flink_job
-
-            flink_job.run(config, emit, dead_letters.write, update, resume=resume)
-        else:
-            streams = []
-            if config.source.kind == "file":  # an empty file still gets its summary
-                from foldstream.connectors.files import default_stream
-
-                streams = [config.source.stream or default_stream(config.source.resolved_path())]
-            result = evaluate(make_plans(config), open_source(config), emit, dead_letters.write,
-                              update, streams=streams, stop_on_signals=True)
-            interrupted, forced = result.interrupted, result.forced
+    outcome = run_configuration(config, progress=progress and tables, console=progress_console,
+                                resume=resume)
+    interrupted, forced = outcome.interrupted, outcome.forced
     if tables:
-        print_summary(tables_console, summaries, last_comparisons)
+        outcome.summary.print(tables_console)
         sink = config.sink
         where = {"file": f"records: {getattr(sink, 'path', '')}; rejected records: ",
                  "stdout": "records: stdout; rejected records: ",
                  "kafka": f"records: Kafka topic {getattr(sink, 'topic', '')}; rejected records: "}[sink.kind]
         dead = getattr(sink, "dead_letter_topic", None) or sink.dead_letters()
         tables_console.print(typed(f"{where}{dead}"))
-    lost = getattr(dead_letters, "failed", 0)
+    lost = outcome.dead_letters_lost
     if lost:  # counted, never fatal: the measures are complete
         progress_console.print(typed(f"warning: {lost:,} rejected record{'s' * (lost > 1)} could "
-                                     f"not be written to {dead_letters.path} ({dead_letters.error});"
-                                     " the summary's `rejected` counts them"))
+                                     f"not be written to {outcome.dead_letter_path} "
+                                     f"({outcome.dead_letter_error}); the summary's `rejected` "
+                                     f"counts them"))
     if interrupted is not None:
         progress_console.print(f"stopped ({signal.Signals(interrupted).name}): the records up "
                                f"to the last complete report and an interrupted summary are written"
@@ -359,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
     err = Console(stderr=True, soft_wrap=True)  # a long path stays whole, to copy
     try:
         config = load_config(args.config, args.overrides)
-        if args.command == "validate":  # a run checks them as it opens them (_open_sinks)
+        if args.command == "validate":  # a run checks them as it opens them (open_sinks)
             check_sinks(config)
     except ConfigError as error:
         err.print(f"[red]error:[/] {typed(error)}", highlight=False)

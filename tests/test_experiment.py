@@ -12,7 +12,7 @@ import pytest
 from foldstream.job import exitcodes
 from foldstream.job.cli import main
 from foldstream.job.config import ConfigError
-from foldstream.job.tools import experiment as ex
+from foldstream.job.tools import experiment as ex  # ex.run: where the runner looks run_replication up
 from foldstream.job.tools.experiment import LOOKS, TESTS, Outcome, ReplicationResult, \
     load_experiment, read_results, rejection_rates, run_experiment, wilson
 
@@ -159,7 +159,7 @@ def test_a_restart_runs_only_the_missing_replications(tmp_path, monkeypatch):
         ran.append(task.key)
         return real(experiment, task)
 
-    monkeypatch.setattr(ex, "run_replication", counting)
+    monkeypatch.setattr(ex.run, "run_replication", counting)
     second = load_experiment(TINY, SMALLER)  # replications=2: four more
     again = run_experiment(second, results, workers=1)
     assert (again.ran, again.skipped) == (4, 4)
@@ -183,7 +183,7 @@ def test_ctrl_c_keeps_the_results_so_far_and_exits_130(tmp_path, monkeypatch, ca
             raise KeyboardInterrupt
         return real(experiment, task)
 
-    monkeypatch.setattr(ex, "run_replication", stop_at_the_second)
+    monkeypatch.setattr(ex.run, "run_replication", stop_at_the_second)
     results = tmp_path / "r.jsonl"
     code = main(["experiment", str(TINY), "--workers", "1", "--results", str(results),
                  "--out", str(tmp_path / "out"), "--quiet", *sum((["--set", s] for s in SMALLER), [])])
@@ -202,7 +202,7 @@ def test_a_failing_replication_is_named_and_the_others_kept(tmp_path, monkeypatc
             raise ValueError("a learner bug")
         return real(experiment, task)
 
-    monkeypatch.setattr(ex, "run_replication", fail_on_elec)
+    monkeypatch.setattr(ex.run, "run_replication", fail_on_elec)
     results = tmp_path / "r.jsonl"
     code = main(["experiment", str(TINY), "--workers", "1", "--results", str(results),
                  "--out", str(tmp_path / "out"), "--quiet", *sum((["--set", s] for s in SMALLER), [])])

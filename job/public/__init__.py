@@ -1,7 +1,8 @@
 """foldstream: k-fold evaluation of streaming classifiers while they learn.
 
 This folder (``job/public/``) is installed as the top-level package ``foldstream``; it holds
-nothing but the public surface of the Python API, defined in ``job/api.py``:
+nothing but the public surface of the Python API, defined in ``job/api.py`` and
+``job/results.py``:
 
 >>> import foldstream
 >>> sorted(foldstream.__all__)
@@ -30,8 +31,8 @@ from importlib import import_module
 
 _HOMES = {
     "evaluate": "foldstream.job.api",
-    "Results": "foldstream.job.api",
-    "Summary": "foldstream.job.api",
+    "Results": "foldstream.job.results",
+    "Summary": "foldstream.job.results",
     "ConfigError": "foldstream.job.config",
     "LearnerSpec": "foldstream.operators.learners",
     "moa": "foldstream.operators.moa",

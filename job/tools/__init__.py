@@ -10,7 +10,7 @@ verdict rule), ``connectors``, ``job.config``, ``job.plans`` (``produce`` opens 
 configuration's source), ``job.exitcodes`` and ``job.checks``; it never imports an engine. Two
 commands run things rather than read records, and so may import more: ``cluster.py`` (``foldstream cluster``, ``submit``,
 ``jobs``, ``stop``) drives a Flink cluster through :mod:`foldstream.job.engines.flink`;
-``experiment`` runs many configurations through the API and the in-process engine.
+``experiment`` runs many configurations through :mod:`foldstream.job.runner`.
 
 Imports (the rule tests/test_layers.py checks)::
 
@@ -18,5 +18,5 @@ Imports (the rule tests/test_layers.py checks)::
                     foldstream.job.plans, foldstream.job.exitcodes, foldstream.job.checks
     never imports:  pyflink
     cluster may also import:     foldstream.job.engines.flink
-    experiment may also import:  foldstream.job.api, foldstream.job.engines
+    experiment may also import:  foldstream.job.runner, foldstream.job.engines.stopping
 """

@@ -1,0 +1,362 @@
+"""What a run leaves: its records in order (:class:`Results`), and the command line's final tables
+made from them (:class:`Summary`).
+
+They live apart from :mod:`foldstream.job.api` because more than the API makes them: the one
+run function (:mod:`foldstream.job.runner`) collects a run's :class:`Summary` for the command
+line's tables, and :meth:`Results.from_jsonl` reads any run's file back. pandas, matplotlib and
+the JSON Schema are imported when a table, a figure or a file is asked for, not with this module.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from foldstream.connectors.sinks import JsonLinesSink
+from foldstream.job.config import Config
+from foldstream.job.tools.plot import save_figures, stream_figures
+from foldstream.job.tools.records import RecordError, RecordReader, group_by_stream, of_type
+from foldstream.job.tools.schema import validate_record
+from foldstream.job.tools.tables import print_summary
+from foldstream.operators.records import Record
+from foldstream.operators.verdicts import fold_verdict
+
+
+@dataclass(repr=False)
+class Summary:
+    """The command line's final tables (:func:`foldstream.job.tools.tables.print_summary`).
+
+    It prints with rich in a terminal (``rich.print(summary)``), as plain text with ``print``,
+    and as HTML in Jupyter.
+    """
+
+    summaries: list[Record] = field(default_factory=list)
+    last_comparisons: dict[str, list[Record]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, records: Iterable[Record]) -> "Summary":
+        """The tables of a run's records, read in order.
+
+        >>> s = Summary.of([{"type": "comparison", "stream": "s", "position": 1, "a": "x"},
+        ...                 {"type": "comparison", "stream": "s", "position": 2, "a": "y"},
+        ...                 {"type": "comparison", "stream": "s", "position": 2, "a": "z"}])
+        >>> [r["a"] for r in s.last_comparisons["s"]], s.summaries
+        (['y', 'z'], [])
+        """
+        summary = cls()
+        for record in records:
+            summary.take(record)
+        return summary
+
+    def take(self, record: Record) -> None:
+        """Note one record as it comes: a ``summary``, or a ``comparison`` (the comparisons of
+        each stream's last report are kept)."""
+        kind = record.get("type")
+        if kind == "comparison":
+            kept = self.last_comparisons.setdefault(record["stream"], [])
+            if kept and kept[0]["position"] != record["position"]:
+                kept.clear()
+            kept.append(record)
+        elif kind == "summary":
+            self.summaries.append(record)
+
+    def print(self, console: Console) -> None:
+        """The tables on ``console``, as ``foldstream run`` ends (nothing without a summary)."""
+        print_summary(console, self.summaries, self.last_comparisons)
+
+    def _console(self, width: int, **options: Any):
+        console = Console(file=io.StringIO(), width=width, record=True, **options)
+        if self.summaries:
+            self.print(console)
+        else:
+            console.print("no summary record: the run has not ended")
+        return console
+
+    def __rich_console__(self, console, options):
+        rendered = self._console(options.max_width, force_terminal=True,
+                                 color_system=console.color_system or "standard")
+        yield Text.from_ansi(rendered.file.getvalue())
+
+    def __str__(self) -> str:
+        return self._console(120, color_system=None).export_text()
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        return self._console(120).export_html(inline_styles=True, code_format=(
+            '<pre style="font-family:Menlo,\'DejaVu Sans Mono\',monospace;font-size:90%">'
+            "<code>{code}</code></pre>"))
+
+
+@dataclass(repr=False)
+class Results:
+    """The records of a run, in order, with tables and figures made from them.
+
+    Attributes
+    ----------
+    records : list of dict
+        The output records (docs/method.md §10) as the command line writes them, JSON values.
+    rejected : list of dict
+        The ``rejected`` records (dead letters): input that could not become an example.
+    skipped : int
+        :meth:`from_jsonl`: lines that were not records of the contract, left out.
+    config : Config or None
+        The configuration of the run (``None`` when read back from a file).
+    """
+
+    records: list[Record]
+    rejected: list[Record] = field(default_factory=list)
+    skipped: int = 0
+    config: Config | None = None
+
+    def __repr__(self) -> str:
+        streams = list(dict.fromkeys(str(r.get("stream")) for r in self.records))
+        learners = list(dict.fromkeys(r.get("learner") for r in self._of("measures")))
+        skipped = f", {self.skipped} skipped" if self.skipped else ""
+        return (f"Results({len(self.records)} records, {len(self.rejected)} rejected{skipped}; "
+                f"stream{'s' if len(streams) != 1 else ''} {', '.join(streams) or '-'}; "
+                f"learners {', '.join(learners) or '-'})")
+
+    def _of(self, kind: str) -> list[Record]:
+        return list(of_type(self.records, kind))
+
+    # -- tables
+    def measures(self, measure: str | Sequence[str] | None = None):
+        """The ``measures`` records as a tidy table: one row per stream, position, learner and
+        measure.
+
+        Parameters
+        ----------
+        measure : str or sequence of str, optional
+            Keep these measures only (default: all, e.g. ``accuracy``, ``kappa_m``,
+            ``recall[<label>]``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``stream``, ``position``, ``learner``, ``measure``, ``mean``, ``std``
+            (over folds, ``NaN`` where undefined) and ``fold_0`` ... ``fold_<k-1>``, the value
+            of each fold.
+
+        Raises
+        ------
+        ValueError
+            When no record holds a measure asked for.
+        """
+        import pandas as pd  # with the first table asked for: the command line never needs it
+
+        wanted = [measure] if isinstance(measure, str) else None if measure is None else list(measure)
+        rows, folds, seen = [], 0, set()
+        for record in self._of("measures"):
+            for name, value in record["values"].items():
+                seen.add(name)
+                if wanted is not None and name not in wanted:
+                    continue
+                folds = max(folds, len(value["folds"]))
+                rows.append({"stream": record["stream"], "position": record["position"],
+                             "learner": record["learner"], "measure": name, "mean": value["mean"],
+                             "std": value["std"],
+                             **{f"fold_{i}": v for i, v in enumerate(value["folds"])}})
+        missing = [m for m in wanted or () if m not in seen]
+        if missing:
+            raise ValueError(f"no measure {', '.join(map(repr, missing))} in the records; they "
+                             f"hold {', '.join(sorted(seen)) or 'no measures record'}")
+        fold_columns = [f"fold_{i}" for i in range(folds)]
+        columns = ["stream", "position", "learner", "measure", "mean", "std"]
+        return _frame(pd, rows, columns + fold_columns, ["mean", "std", *fold_columns])
+
+    def comparisons(self):
+        """The ``comparison`` records as a table: one row per stream, position, measure and
+        pair of learners.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``stream``, ``position``, ``measure``, ``a``, ``b``, ``alpha``; the Wilcoxon
+            signed-rank test over folds (``wilcoxon_statistic``, ``wilcoxon_p``,
+            ``wilcoxon_reject``); the sign test (``wins_a``, ``wins_b``, ``ties``, ``sign_p``,
+            ``sign_reject``); McNemar's example-based test (``mcnemar_statistic``,
+            ``mcnemar_p``, ``mcnemar_reject``); the Q statistic (``q``, ``< 0`` favours a);
+            and the verdict of the fold tests as the summary tables word it (``better``: the
+            better learner or ``None``, ``verdict``: the text), by
+            :func:`foldstream.operators.verdicts.fold_verdict`. With live verdicts on
+            (docs/method.md §12), the ``accuracy`` rows add the confidence sequence:
+            ``sequential_lower``, ``sequential_upper`` (an interval for error(a) - error(b),
+            valid at every report at once), ``sequential_alpha`` and ``sequential_verdict``
+            (``a_better``, ``b_better``, ``undecided``); other rows leave them empty.
+        """
+        import pandas as pd  # with the first table asked for: the command line never needs it
+
+        latest: dict[tuple[Any, str], Record] = {}  # (stream, learner) -> its last measures
+        rows = []
+        for record in self.records:
+            if record.get("type") == "measures":
+                latest[record["stream"], record["learner"]] = record
+            if record.get("type") != "comparison":
+                continue
+            w, s, m = record["wilcoxon"], record["sign"], record["mcnemar"]
+            measures = {learner: measures for (stream, learner), measures in latest.items()
+                        if stream == record["stream"]}
+            verdict = fold_verdict(record, measures)
+            rows.append({
+                "stream": record["stream"], "position": record["position"],
+                "measure": record["measure"], "a": record["a"], "b": record["b"],
+                "alpha": record["alpha"], "wilcoxon_statistic": w["statistic"],
+                "wilcoxon_p": w["p_value"], "wilcoxon_reject": w["reject"],
+                "wins_a": s["wins_a"], "wins_b": s["wins_b"], "ties": s["ties"],
+                "sign_p": s["p_value"], "sign_reject": s["reject"],
+                "mcnemar_statistic": m["statistic"], "mcnemar_p": m["p_value"],
+                "mcnemar_reject": m["reject"], "q": record["q"]["value"],
+                "better": verdict.better, "verdict": verdict.text,
+                **{f"sequential_{key}": (record.get("sequential") or {}).get(key)
+                   for key in _SEQUENTIAL},
+            })
+        columns = ["stream", "position", "measure", "a", "b", "alpha", "wilcoxon_statistic",
+                   "wilcoxon_p", "wilcoxon_reject", "wins_a", "wins_b", "ties", "sign_p",
+                   "sign_reject", "mcnemar_statistic", "mcnemar_p", "mcnemar_reject", "q",
+                   "better", "verdict", *(f"sequential_{key}" for key in _SEQUENTIAL)]
+        return _frame(pd, rows, columns, ["wilcoxon_statistic", "wilcoxon_p", "sign_p",
+                                          "mcnemar_statistic", "mcnemar_p", "q",
+                                          "sequential_lower", "sequential_upper",
+                                          "sequential_alpha"])
+
+    def verdicts(self):
+        """The ``verdict`` records as a table: each change of a pair's live verdict
+        (docs/method.md §12).
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``stream``, ``position``, ``a``, ``b``, ``measure``, ``verdict``, ``previous``,
+            ``lower``, ``upper``, ``n``, ``alpha``: the first report at which the verdict
+            became ``verdict`` (valid however often the reports were read).
+        """
+        import pandas as pd  # with the first table asked for: the command line never needs it
+
+        columns = ["stream", "position", "a", "b", "measure", "verdict", "previous", "lower",
+                   "upper", "n", "alpha"]
+        return _frame(pd, [{c: r.get(c) for c in columns} for r in self._of("verdict")],
+                      columns, ["lower", "upper", "alpha"])
+
+    def alarms(self):
+        """The ``alarm`` records as a table.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``stream``, ``position``, ``learner``, ``fold`` (from 0), ``detector``
+            (``adwin``, ``page_hinkley``) and ``quantity`` (the watched loss).
+        """
+        import pandas as pd  # with the first table asked for: the command line never needs it
+
+        columns = ["stream", "position", "learner", "fold", "detector", "quantity"]
+        return _frame(pd, [{c: r[c] for c in columns} for r in self._of("alarm")], columns, [])
+
+    def summary(self) -> Summary:
+        """The command line's final tables: per stream, the headline measures at the end and the
+        paired tests of the last report (:mod:`foldstream.job.tools.tables`)."""
+        return Summary.of(self.records)
+
+    def _repr_html_(self) -> str:
+        return self.summary()._repr_html_()
+
+    # -- figures
+    def plot(self, measures: Sequence[str] | str = ("accuracy", "kappa_m"), out=None,
+             formats: Sequence[str] = ("png",)) -> dict[str, Any]:
+        """The figures of ``foldstream plot``, per stream (:mod:`foldstream.job.tools.plot`).
+
+        Parameters
+        ----------
+        measures : sequence of str
+            The measures that get a figure of their own (along the stream, mean over folds
+            with the folds' band, alarms below).
+        out : path, optional
+            Also write every figure there as ``<stem>.<format>``, as ``foldstream plot`` does.
+        formats : sequence of str
+            ``png``, ``svg``, ``pdf``.
+
+        Returns
+        -------
+        dict of str to matplotlib.figure.Figure
+            By file stem: ``<stream>-<measure>``, ``<stream>-window_size``,
+            ``<stream>-pvalues`` (two or more learners), ``<stream>-verdicts`` (live verdicts
+            on), ``<stream>-cd-<measure>`` (three or more). In Jupyter, ``display(figure)`` shows one.
+
+        Raises
+        ------
+        ValueError
+            Without ``measures`` records, or on an unknown format.
+        """
+        measures = [measures] if isinstance(measures, str) else list(measures)
+        streams = group_by_stream(self.records)
+        if not streams:
+            raise ValueError("no measures records to plot")
+        figures = {stem: figure for data in streams.values()
+                   for stem, figure in stream_figures(data, measures).items()}
+        if out is not None:
+            save_figures(figures, out, formats)
+        return figures
+
+    # -- files
+    def to_jsonl(self, path, rejected=None) -> Path:
+        """Write the records as ``foldstream run`` writes its metrics file, byte for byte
+        (:func:`foldstream.operators.records.dumps`); ``rejected``: also the dead letters there.
+        Returns the path."""
+        for target, records in ((path, self.records), (rejected, self.rejected)):
+            if target is not None:
+                with JsonLinesSink(target) as sink:
+                    for record in records:
+                        sink.write(record)
+        return Path(path)
+
+    @classmethod
+    def from_jsonl(cls, path) -> "Results":
+        """Read a run's records back: a metrics file (``.gz`` too), or ``kafka://HOST:PORT/TOPIC``.
+
+        A line that is not a record of the contract (not JSON, or not valid against the JSON
+        Schema of ``foldstream schema``) is left out and counted in :attr:`skipped`;
+        ``rejected`` records go to :attr:`rejected`.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     metrics = Path(folder) / "m.jsonl"
+        ...     _ = metrics.write_text('not json\\n{"type": "alarm"}\\n{"schema":1,"type":"alarm",'
+        ...         '"stream":"s","position":3,"learner":"ht","fold":0,"detector":"adwin",'
+        ...         '"quantity":"loss"}\\n')
+        ...     results = Results.from_jsonl(metrics)
+        >>> results.skipped, results.alarms()[["position", "learner", "detector"]].values.tolist()
+        (2, [[3, 'ht', 'adwin']])
+        """
+        reader = RecordReader(path)
+        decoded = list(reader)
+        skipped = reader.skipped
+        records: list[Record] = []
+        rejected: list[Record] = []
+        for record in decoded:
+            try:
+                validate_record(record)
+            except RecordError:
+                skipped += 1
+                continue
+            (rejected if record["type"] == "rejected" else records).append(record)
+        return cls(records, rejected, skipped=skipped)
+
+
+_SEQUENTIAL = ("lower", "upper", "alpha", "verdict")
+
+
+def _frame(pd, rows: list[dict[str, Any]], columns: list[str], numeric: list[str]):
+    """A DataFrame of ``rows`` with these columns (also when empty); JSON ``null`` in the
+    numeric ones becomes ``NaN``."""
+    frame = pd.DataFrame(rows, columns=columns)
+    for column in numeric:
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
+    return frame
