@@ -55,9 +55,9 @@ from foldstream.job.plans import Plans, make_plans, open_source
 from foldstream.job.engines.flink.routing import fold_routes
 from foldstream.job.engines.stopping import Delivered, Interrupted
 from foldstream.operators.aggregator import Aggregator
-from foldstream.operators.delay import BadLabel, DelayFanOut, LabelOnly
+from foldstream.operators.delay import LabelOnly
 from foldstream.operators.evaluator import FoldEvaluator
-from foldstream.operators.fanout import Batcher, FanOut, LabelClash
+from foldstream.operators.head import StreamHead
 from foldstream.operators.learners import LearnerTask
 from foldstream.operators.records import (
     Example,
@@ -147,43 +147,16 @@ class DecodeMessage:
 
 # ------------------------------------------------------------------------------------ operators
 @dataclass
-class _StreamHead:
-    batcher: Batcher
-    fanout: FanOut
-    targets: list[list[tuple[str, int | None]]]  # per fold: (route, learner or None: all)
-    read: int = 0
-    rejected: int = 0
+class _StreamHead(StreamHead):
+    """A stream's head as the fan-out keeps it in keyed state (state ``stream``): the engines'
+    :class:`~foldstream.operators.head.StreamHead`, and what the Flink job adds to it. Its
+    name, module and attributes are those of checkpoints taken before the head moved to
+    ``operators/``, which restore into it."""
+
+    targets: list[list[tuple[str, int | None]]] = field(default_factory=list)  # per fold:
+    # (route, learner or None: all)
     started: float = field(default_factory=time.time)
     flush_due: int | None = None  # the flush timer of the current chain (unbounded input)
-    delay: DelayFanOut | None = None  # delayed labels: in place of batcher and fan-out
-
-    @property
-    def stream(self) -> str:
-        return self.batcher.stream
-
-    @property
-    def position(self) -> int:
-        """Examples (arrivals) accepted so far."""
-        return self.batcher.position if self.delay is None else self.delay.position
-
-    def add(self, item: Example | LabelOnly) -> list:
-        """The fold batches that ``item`` completes (:class:`FoldBatch` or, with delayed
-        labels, :class:`~foldstream.operators.delay.DelayFoldBatch`), as the in-process engine's
-        ``StreamStages.add`` takes it. Raises :class:`LabelClash` or :class:`BadLabel`."""
-        if self.delay is not None:
-            return self.delay.add(item)
-        if isinstance(item, LabelOnly):
-            raise BadLabel("a label-only row, but labels are not delayed (evaluation.delay)",
-                           item)
-        return [fold_batch for batch in self.batcher.add(item)
-                for fold_batch in self.fanout.process(batch)]
-
-    def flush(self, final: bool) -> list:
-        """The fold batches of what is buffered (``final``: the end of a bounded input)."""
-        if self.delay is not None:
-            return self.delay.flush(final=final)
-        return [fold_batch for batch in self.batcher.flush(final=final)
-                for fold_batch in self.fanout.process(batch)]
 
 
 class _KeyedStateFunction(KeyedProcessFunction):
@@ -219,10 +192,8 @@ class FanOutFunction(_KeyedStateFunction):
     def _start(self, ctx: KeyedProcessFunction.Context) -> _StreamHead:
         """A stream's first element: its batcher and fan-out (or delay fan-out)."""
         stream, p = ctx.get_current_key(), self.plans
-        head = _StreamHead(p.batcher(stream), p.fan_out(stream),
-                           learner_targets(stream, p, self.parallelism, self.keying),
-                           delay=p.delay_fan_out(stream) if p.delayed else None)
-        return head
+        return p.stream_head(stream, _StreamHead, targets=learner_targets(
+            stream, p, self.parallelism, self.keying))
 
     def open(self, runtime_context: RuntimeContext):
         super().open(runtime_context)
@@ -250,19 +221,13 @@ class FanOutFunction(_KeyedStateFunction):
         head: _StreamHead = self._stored(lambda: self._start(ctx))
         self._arm(head, ctx)
         for item in self.decode(row):
-            # a label that simulate_delay made from a row already read is not read again
-            head.read += not (isinstance(item, LabelOnly) and item.simulated)
+            fold_batches, rejected = head.take(item)
             if trace.TRACE_FILE and head.read % 100 == 0:
                 trace.stage("fan-in", head.stream, head.read)
-            if not isinstance(item, Rejected):
-                try:
-                    yield from self._fan_out(head, head.add(item))
-                    continue
-                except (LabelClash, BadLabel) as bad:
-                    item = bad.rejected()
-            head.rejected += 1
-            item.position = head.position
-            yield DEAD_LETTERS, dumps(rejected_record(item, self.plans.dead_letter_max_bytes))
+            yield from self._fan_out(head, fold_batches)
+            if rejected is not None:
+                yield DEAD_LETTERS, dumps(rejected_record(rejected,
+                                                          self.plans.dead_letter_max_bytes))
         self.state.update(head)
 
     def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext):
@@ -274,7 +239,7 @@ class FanOutFunction(_KeyedStateFunction):
             if head.stream:  # "": the messages rejected for their key, no stream
                 yield STREAM_ENDS, StreamEnd(head.stream, head.read, head.rejected, head.started,
                                              head.position if head.delay is not None else None,
-                                             list((head.delay or head.fanout).classes))
+                                             list(head.classes))
         else:  # a quiet unbounded stream still reports what it has
             yield from self._fan_out(head, head.flush(final=False))
             if timestamp == getattr(head, "flush_due", timestamp):  # the current chain
