@@ -19,7 +19,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from foldstream.job.engines.flink import job as flink_job
+from foldstream.job.engines.flink import run as flink_run
 from foldstream.job.config import load_config
 from foldstream.job.engines.inprocess import evaluate
 from foldstream.job.plans import make_plans, open_source
@@ -133,7 +133,7 @@ def run_once(name: str, overrides: list[str], base: list[str]) -> tuple[float, f
     config = load_config(None, base + overrides)
     clock = Clock()
     if config.engine.kind == "flink":
-        flink_job.run(config, clock, lambda r: None)
+        flink_run.run(config, clock, lambda r: None)
     else:
         evaluate(make_plans(config), open_source(config), clock, lambda r: None)
     print(f"{name:22} {clock.rate():7.1f} examples/s from the first example to the end "

@@ -17,11 +17,18 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from foldstream.job.engines.stopping import STOP_GRACE_S, Delivered, SignalWatch, in_main_thread
+from foldstream.job.engines.stopping import (
+    STOP_GRACE_S,
+    STOP_SIGNALS,
+    Delivered,
+    SignalWatch,
+    handled,
+    handlers,
+    in_main_thread,
+)
 from foldstream.job.plans import Plans
 from foldstream.operators.delay import DelayFanOut, LabelOnly
 from foldstream.operators.fanout import Batcher
@@ -169,7 +176,7 @@ def evaluate(
     *,
     streams: Iterable[str] = (),
     stop_on_signals: bool = False,
-    signals: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM),
+    signals: tuple[int, ...] = STOP_SIGNALS,
 ) -> RunResult:
     """Run a bounded source to its end; records go to ``emit``, rejected ones to ``dead_letter``.
 
@@ -187,11 +194,11 @@ def evaluate(
     """
     outlet = _Outlet(emit, dead_letter)
     stages: dict[str, StreamStages] = {}
-    taken = tuple(s for s in signals if signal.getsignal(s) is not signal.SIG_IGN)
+    taken = handled(signals)
     if not (stop_on_signals and taken and in_main_thread()):
         return _evaluate(plans, source, outlet, on_progress, streams, stages, lambda: None)
     watch = SignalWatch()
-    with _handled(taken, watch):
+    with handlers(taken, lambda signum, frame: watch.receive(signum)):
         return _abandonable(plans, source, outlet, on_progress, streams, stages, watch)
 
 
@@ -232,17 +239,6 @@ def _abandonable(plans: Plans, source: Iterable[Example | Rejected], outlet: _Ou
     if isinstance(outcome[0], BaseException):
         raise outcome[0]
     return outcome[0]
-
-
-@contextmanager
-def _handled(signals: tuple[int, ...], watch: SignalWatch):
-    """``signals`` noted in ``watch`` (and nothing else) for the duration of the block."""
-    previous = {s: signal.signal(s, lambda signum, frame: watch.receive(signum)) for s in signals}
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
 
 
 def _evaluate(plans: Plans, source: Iterable[Example | Rejected], outlet: _Outlet,
