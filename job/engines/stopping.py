@@ -17,8 +17,9 @@ run, a real signal never raises in their thread, it reaches the :class:`SignalWa
 Every command that runs until it is stopped takes the signals here, so that Ctrl-C and SIGTERM
 end each of them the same way, with the exit code of :mod:`foldstream.job.exitcodes` (130 or
 143, :func:`exit_code`): the in-process engine (:func:`handled`, :class:`SignalWatch`), and the
-Flink client, ``produce``, ``watch`` and ``dashboard`` (:func:`interruptible`, where the first
-signal raises :class:`Interrupted` in the main thread, the ``KeyboardInterrupt`` they stop on).
+Flink client (``run`` and the cluster entry point), ``produce``, ``watch``, ``dashboard`` and
+the cluster commands (:func:`interruptible`, where the first signal raises :class:`Interrupted`
+in the main thread, the ``KeyboardInterrupt`` they stop on).
 A signal that is ignored when the command starts (``nohup``, a background job of a script)
 stays ignored.
 """
@@ -59,31 +60,36 @@ class Interrupted(KeyboardInterrupt):
     def exit_code(self) -> int:
         from foldstream.job import exitcodes
 
-        return exitcodes.INTERRUPTED if self.signum == signal.SIGINT else exitcodes.TERMINATED
+        return exitcodes.for_signal(self.signum)
 
 
-def exit_code(stop: BaseException) -> int:
-    """The exit code of a command stopped by ``stop``: an :class:`Interrupted`'s, and
-    :data:`~foldstream.job.exitcodes.INTERRUPTED` for a bare ``KeyboardInterrupt`` (Ctrl-C
-    reached Python's own handler).
+def signal_of(stop: BaseException) -> int:
+    """The signal that stopped a command: an :class:`Interrupted`'s, and SIGINT for a bare
+    ``KeyboardInterrupt`` (Ctrl-C that reached Python's own handler)."""
+    return stop.signum if isinstance(stop, Interrupted) else signal.SIGINT
 
-    >>> exit_code(Interrupted(signal.SIGTERM)), exit_code(KeyboardInterrupt())
-    (143, 130)
+
+def exit_code(stop: BaseException | int) -> int:
+    """The exit code of a command stopped by ``stop`` (a ``KeyboardInterrupt`` or a signal
+    number): :func:`foldstream.job.exitcodes.for_signal`.
+
+    >>> exit_code(Interrupted(signal.SIGTERM)), exit_code(KeyboardInterrupt()), exit_code(2)
+    (143, 130, 130)
     """
     from foldstream.job import exitcodes
 
-    return stop.exit_code if isinstance(stop, Interrupted) else exitcodes.INTERRUPTED
+    return exitcodes.for_signal(stop if isinstance(stop, int) else signal_of(stop))
 
 
-def stop_text(stop: BaseException) -> str:
-    """How a command says what stopped it, in its last line.
+def stop_text(stop: BaseException | int) -> str:
+    """How a command names what stopped it (a ``KeyboardInterrupt`` or a signal number).
 
     >>> stop_text(Interrupted(signal.SIGINT)), stop_text(Interrupted(signal.SIGTERM))
     ('Ctrl-C', 'SIGTERM')
     >>> stop_text(KeyboardInterrupt())
     'Ctrl-C'
     """
-    signum = stop.signum if isinstance(stop, Interrupted) else signal.SIGINT
+    signum = stop if isinstance(stop, int) else signal_of(stop)
     return "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
 
 
