@@ -193,6 +193,7 @@ def evaluate(
     summary per stream built from them (:attr:`RunResult.forced`).
     """
     outlet = _Outlet(emit, dead_letter)
+    outlet.delivered.positive_class = plans.evaluation.positive
     stages: dict[str, StreamStages] = {}
     taken = handled(signals)
     if not (stop_on_signals and taken and in_main_thread()):
@@ -233,6 +234,8 @@ def _abandonable(plans: Plans, source: Iterable[Example | Rejected], outlet: _Ou
         raise
     if worker.is_alive():  # forced: write what was delivered, and leave the worker
         outlet.close(timeout_s=1.0)
+        # the labels the heads had accepted (read from the abandoned worker's objects)
+        outlet.delivered.classes = {s: list(st.head.classes) for s, st in list(stages.items())}
         summaries = outlet.delivered.interrupted_summaries(list(stages))
         outlet.last(summaries)
         return RunResult(summaries, time.perf_counter() - started, watch.signum, forced=True)

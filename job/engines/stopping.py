@@ -32,7 +32,7 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from foldstream.operators.records import summary_record
 
@@ -248,12 +248,20 @@ def handlers(signals: tuple[int, ...], handler: Callable) -> Iterator[None]:
 class Delivered:
     """What a run has handed on, per stream: enough for the summaries of a run whose stages can
     no longer write them (:meth:`interrupted_summaries`): a Flink run stopped by a signal, or an
-    in-process run whose stop was forced."""
+    in-process run whose stop was forced.
+
+    ``positive_class`` (``evaluation.positive_class``) and ``classes`` (per stream, its labels
+    as far as the run knows them when it stops) give those summaries the
+    ``positive_class_not_seen`` field that a summary written by the stages has
+    (:func:`~foldstream.operators.records.summary_record`); a stream whose labels are not
+    known gets none."""
 
     started: float = field(default_factory=time.time)
     last: dict[str, dict[str, dict]] = field(default_factory=dict)  # stream: learner: measures
     rejected: dict[str, int] = field(default_factory=dict)
     summarized: set[str] = field(default_factory=set)
+    positive_class: Any = None
+    classes: dict[str, list] = field(default_factory=dict)
 
     def take(self, record: dict) -> None:
         stream, kind = record.get("stream"), record.get("type")
@@ -276,6 +284,9 @@ class Delivered:
         >>> [(r["stream"], r["position"], r["examples_read"], r["interrupted"])
         ...  for r in d.interrupted_summaries(["s", "t"])]
         [('s', 100, 101, True), ('t', 0, 0, True)]
+        >>> d.positive_class, d.classes["s"] = "yes", ["no", "maybe"]
+        >>> [r.get("positive_class_not_seen") for r in d.interrupted_summaries(["s", "t"])]
+        ['yes', None]
         """
         out = []
         for stream in [*self.last, *(s for s in streams if s not in self.last)]:
@@ -288,7 +299,8 @@ class Delivered:
             out.append(summary_record(stream, position, position + rejected, rejected,
                                       time.time() - self.started,
                                       [r for r in last.values() if _report_at(r) == at],
-                                      interrupted=True))
+                                      interrupted=True, positive_class=self.positive_class,
+                                      classes=self.classes.get(stream)))
         return out
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from pyflink.common import Types
 
@@ -78,7 +78,8 @@ def run(config: Config, emit, dead_letter, on_progress=None, source=None,
     check_kafka(config)
     if source is None and config.source.kind != "kafka":
         source = open_source(config)
-    items = None if source is None else [encode_item(i) for i in source]
+    labels: dict[str, dict] = {}  # per stream, the labels read, in order of first arrival
+    items = None if source is None else [encode_item(i) for i in _noting_labels(source, labels)]
     if items == []:
         return  # an empty input: no stream, no record (as in the in-process engine)
     if items is not None:
@@ -92,7 +93,8 @@ def run(config: Config, emit, dead_letter, on_progress=None, source=None,
             return
         tagged = records.map(lambda r: "M" + r, Types.STRING()).union(
             dead_letters.map(lambda r: "D" + r, Types.STRING()))
-        delivered = Delivered()
+        delivered = Delivered(positive_class=config.evaluation.positive_class,
+                              classes={stream: list(seen) for stream, seen in labels.items()})
         try:
             with tagged.execute_and_collect("foldstream") as results:
                 deliver(results, emit, dead_letter, on_progress, delivered, stopped.held)
@@ -103,6 +105,24 @@ def run(config: Config, emit, dead_letter, on_progress=None, source=None,
                 for summary in delivered.interrupted_summaries(streams):
                     emit(summary)
             raise
+
+
+def _noting_labels(source: Iterable, labels: dict[str, dict]) -> Iterator:
+    """The items of ``source``, their labels noted per stream in ``labels`` (the client's
+    knowledge of a stream's labels, for an interrupted summary: the job's is not reachable).
+
+    >>> from foldstream.operators.records import Example
+    >>> seen = {}
+    >>> _ = list(_noting_labels([Example("s", {}, "b"), Example("s", {}, None),
+    ...                          Example("s", {}, "a"), Example("s", {}, "b")], seen))
+    >>> {stream: list(labels) for stream, labels in seen.items()}
+    {'s': ['b', 'a']}
+    """
+    for item in source:
+        y = getattr(item, "y", None)
+        if y is not None:
+            labels.setdefault(item.stream, {}).setdefault(y, None)
+        yield item
 
 
 def deliver(tagged: Iterable[str], emit, dead_letter, on_progress=None,
