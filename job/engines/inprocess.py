@@ -94,7 +94,8 @@ class StreamStages:
         fold_batches = self.head.add(item)
         return self._folds(fold_batches) if fold_batches else None
 
-    def take(self, item: Example | LabelOnly | Rejected) -> tuple[list[Record] | None, Rejected | None]:
+    def take(self, item: Example | LabelOnly | Rejected
+             ) -> tuple[list[Record] | None, Rejected | None]:
         """Take one source item: the records of the batches it completed (``None`` if none
         was cut), and the item rejected, if it was (:meth:`StreamHead.take`)."""
         fold_batches, rejected = self.head.take(item)

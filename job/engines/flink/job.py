@@ -466,8 +466,8 @@ def _keyed_items(env, items: list[tuple[str, str]]):
     runs on the local mini-cluster, where client and TaskManagers share a machine; a job on a
     cluster reads Kafka), and the input must fit: at most :data:`MAX_SHIPPED_BYTES` (256 MiB,
     about 1.2 million examples of Electricity's size, 218 bytes each) pickled, checked by
-    :func:`check_shippable` before Flink starts, and held several times over meanwhile (the client's list
-    and pickle, the JVM's copies in the job graph, the Python worker's list).
+    :func:`check_shippable` before Flink starts, and held several times over meanwhile (the
+    client's list and pickle, the JVM's copies in the job graph, the Python worker's list).
 
     ``from_collection`` would be simpler, but after a failure it replays from the first element
     while keyed state resumes from the checkpoint; a ``NumberSequenceSource`` checkpoints its

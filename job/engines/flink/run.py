@@ -133,7 +133,7 @@ def deliver(tagged: Iterable[str], emit, dead_letter, on_progress=None,
     then its summary's ``examples_read`` (rejected records included, as the progress bar's
     total counts them); ``on_progress`` gets the sum over the streams.
     ``held()`` wraps the handing on of each record and its note in ``delivered``
-    (:meth:`Stop.held <foldstream.job.engines.stopping.Stop.held>`: a signal does not come between them).
+    (:meth:`~foldstream.job.engines.stopping.Stop.held`: a signal does not come between them).
 
     >>> seen = []
     >>> deliver(['M{"type":"measures","stream":"a","position":500}', 'D{"type":"rejected"}',
