@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The `submit` service of docker-compose.yml: make the stack ready for the job, then run the
-# command it is given (the `flink run ... job/engines/flink/main.py -- .../conf/compose.yaml` line):
+# command it is given (the `foldstream submit .../conf/compose.yaml --jobmanager ...` line):
 #
 #   1. create the topics (those that exist are left alone);
 #   2. if a job named $JOB_NAME is already running, submit nothing (a second `docker compose up`
@@ -20,7 +20,7 @@ export SLOTS="${SLOTS:-4}"
 export WAIT_S="${WAIT_S:-180}"
 
 if [ "$#" -eq 0 ]; then
-    echo "usage: submit.sh flink run ... (the command that submits the job)" >&2
+    echo "usage: submit.sh foldstream submit ... (the command that submits the job)" >&2
     exit 2
 fi
 

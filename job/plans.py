@@ -13,6 +13,7 @@ from foldstream.operators.delay import MAX_PENDING, DelayFanOut, LabelOnly, simu
 from foldstream.operators.aggregator import AggregationPlan, Aggregator, VerdictPlan
 from foldstream.operators.evaluator import EvalPlan, FoldEvaluator
 from foldstream.operators.fanout import Batcher, FanOut, FanOutPlan
+from foldstream.operators.head import StreamHead
 from foldstream.operators.learners import LearnerSpec, LearnerTask
 from foldstream.operators.records import DEAD_LETTER_MAX_BYTES, Example, Rejected
 
@@ -46,6 +47,13 @@ class Plans:
         """The per-stream stage of a delayed run: batcher and fan-out in one."""
         return DelayFanOut(stream, self.fanout, self.batch_size,
                            self.max_pending if self.max_pending is not None else MAX_PENDING)
+
+    def stream_head(self, stream: str, head: type[StreamHead] = StreamHead, **more) -> StreamHead:
+        """A stream's head (batcher and fan-out, or delay fan-out): ``head``, a
+        :class:`~foldstream.operators.head.StreamHead` or an engine's subclass, with ``more``
+        of its fields."""
+        return head(self.batcher(stream), self.fan_out(stream),
+                    self.delay_fan_out(stream) if self.delayed else None, **more)
 
     def learner_task(self, learner: int, fold: int) -> LearnerTask:
         return LearnerTask(self.learners[learner], fold, self.prequential)

@@ -200,9 +200,9 @@ def run_configuration(config: Config, source: Iterable | None = None, *, write: 
             update = bar if on_progress is None else lambda n: (bar(n), on_progress(n))
             if config.engine.kind == "flink":
                 # imported here: PyFlink and its Java start-up are for the Flink engine only
-                from foldstream.job.engines.flink import job as flink_job
+                from foldstream.job.engines.flink.run import run as run_flink
 
-                flink_job.run(config, emit, dead_letter, update, source=items, resume=resume)
+                run_flink(config, emit, dead_letter, update, source=items, resume=resume)
             else:
                 result = evaluate(make_plans(config),
                                   items if items is not None else open_source(config), emit,

@@ -29,13 +29,13 @@ def fail_once_and_compare(cfg: Config, marker: Path, summaries: bool = False) ->
     and never fails), then on Flink without it (the learner fails once, the job restarts from
     its last checkpoint); check that it failed, that the records are equal and that there is
     exactly one summary. Returns ``(flink records, in-process records)``."""
-    from foldstream.job.engines.flink import job as flink_job
+    from foldstream.job.engines.flink import run as flink_run
 
     marker.touch()  # the reference run: the marker is taken, nothing fails
     reference, _ = evaluate_to_list(make_plans(cfg), open_source(cfg))
     marker.unlink()
     records: list[dict] = []
-    flink_job.run(cfg, records.append, lambda r: None)
+    flink_run.run(cfg, records.append, lambda r: None)
     assert marker.exists()  # it did fail once
     assert comparable(records, summaries) == comparable(reference, summaries)
     assert sum(r["type"] == "summary" for r in records) == 1

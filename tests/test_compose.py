@@ -192,14 +192,17 @@ def test_cluster_conf_validates_and_differs_only_where_documented():
         assert f"`{key}`" in doc, f"docs/stack.md does not name {key}"
 
 
-def test_submit_runs_flink_main_with_compose_conf(compose, dockerfile):
+def test_submit_runs_foldstream_submit_with_compose_conf(compose, dockerfile):
+    """The stack submits by the project's own path (checks, then follows the job until it
+    runs), with arguments that `foldstream submit` parses."""
+    from foldstream.job.cli import _parser
+
     command = _command(compose["services"]["submit"])
-    line = " ".join(command)
-    assert "flink run" in line and "--detached" in command
-    assert command[command.index("-m") + 1] == "jobmanager:8081"
-    python = command[command.index("--python") + 1]
-    assert python.endswith("job/engines/flink/main.py")
-    assert command[command.index("--") + 1].endswith("conf/compose.yaml")
+    assert command[:2] == ["bash", f"{IMAGE_SRC}docker/submit.sh"]
+    args = _parser().parse_args(command[3:])
+    assert command[2] == "foldstream" and args.command == "submit"
+    assert args.jobmanager == "jobmanager:8081"
+    assert args.config == f"{IMAGE_SRC}conf/compose.yaml"
     for path in (p for p in command if p.startswith(IMAGE_SRC)):  # each one is in the image
         relative = path.removeprefix(IMAGE_SRC)
         assert (ROOT / relative).is_file(), path

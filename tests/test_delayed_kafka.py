@@ -164,7 +164,7 @@ def test_delayed_labels_from_two_topics_equal_the_in_process_run(broker, kafka_j
 @pytest.mark.kafka
 def test_the_start_check_names_a_missing_labels_topic(broker):
     from foldstream.connectors.kafka import KafkaUnavailable, create_topics
-    from foldstream.job.engines.flink.job import check_kafka
+    from foldstream.job.engines.flink.run import check_kafka
 
     bs = broker.bootstrap
     create_topics(bs, ["mk-in"])

@@ -83,9 +83,9 @@ def test_a_delayed_run_on_flink_writes_the_records_of_the_in_process_engine(
         items.insert(100, LabelOnly(items[0].stream, "nobody", "c0", "labels@7"))
     reference, reference_rejected = evaluate_to_list(make_plans(cfg), items)
     records, rejected = [], []
-    from foldstream.job.engines.flink import job as flink_job
+    from foldstream.job.engines.flink import run as flink_run
 
-    flink_job.run(cfg, records.append, rejected.append, source=items)
+    flink_run.run(cfg, records.append, rejected.append, source=items)
     assert comparable(records) == comparable(reference)
     assert comparable(rejected) == comparable(reference_rejected)
     # the case is what it claims: examples expired and labels were rejected for their reasons

@@ -63,7 +63,7 @@ def test_fold_routes_land_where_flink_sends_them():
 ], ids=["bootstrap-fold", "cv-learner_fold", "verdicts-holdout"])
 def test_flink_at_parallelism_2_writes_the_records_of_the_in_process_engine(elec_path, mode, window,
                                                                            keying, extra):
-    from foldstream.job.engines.flink import job as flink_job
+    from foldstream.job.engines.flink import run as flink_run
 
     cfg = load_config(None, [
         f"source.path={elec_path}", "source.limit=3000", TWO_LEARNERS, f"evaluation.mode={mode}",
@@ -72,7 +72,7 @@ def test_flink_at_parallelism_2_writes_the_records_of_the_in_process_engine(elec
     ])
     reference, _ = evaluate_to_list(make_plans(cfg), open_source(cfg))
     records, rejected = [], []
-    flink_job.run(cfg, records.append, rejected.append)
+    flink_run.run(cfg, records.append, rejected.append)
     assert comparable(records) == comparable(reference)
     if extra:
         assert any(r["type"] == "verdict" for r in reference)
@@ -87,7 +87,7 @@ def test_kafka_in_kafka_out_equals_the_in_process_engine(elec_path, tansu, kafka
     bad messages (one of 5 MB) go to the dead-letter topic and the job goes on."""
     from foldstream.connectors.kafka import create_topics, produce_jsonl, read_topic
     from foldstream.connectors.messages import MessageParser
-    from foldstream.job.engines.flink import job as flink_job
+    from foldstream.job.engines.flink import run as flink_run
 
     bs = tansu.bootstrap
     create_topics(bs, ["fj-examples", "fj-metrics", "fj-rejected"])
@@ -119,7 +119,7 @@ def test_kafka_in_kafka_out_equals_the_in_process_engine(elec_path, tansu, kafka
         "evaluation.report_every=250", "engine.kind=flink", "engine.parallelism=2",
         f"engine.jars={json.dumps([str(j) for j in kafka_jars])}",
     ])
-    flink_job.run(cfg, lambda r: None, lambda r: None)
+    flink_run.run(cfg, lambda r: None, lambda r: None)
 
     metrics = read_topic(bs, "fj-metrics", timeout_s=30)
     # the messages rejected for their key (none, or not in source.streams) belong to no

@@ -23,7 +23,7 @@ def comparable(records) -> list[str]:
 
 
 def test_flink_at_parallelism_2_gives_the_in_process_records_with_a_moa_learner(elec_path):
-    from foldstream.job.engines.flink import job as flink_job
+    from foldstream.job.engines.flink import run as flink_run
 
     cfg = load_config(None, [
         f"source.path={elec_path}", "source.limit=3000", LEARNERS, "evaluation.mode=bootstrap",
@@ -32,7 +32,7 @@ def test_flink_at_parallelism_2_gives_the_in_process_records_with_a_moa_learner(
     ])
     reference, _ = evaluate_to_list(make_plans(cfg), open_source(cfg))
     records, rejected = [], []
-    flink_job.run(cfg, records.append, rejected.append)
+    flink_run.run(cfg, records.append, rejected.append)
     assert comparable(records) == comparable(reference)
     assert any(r["type"] == "measures" and r.get("learner") == "ht" for r in records)
     assert not rejected

@@ -147,30 +147,30 @@ def _kafka_config(tmp_path, *extra: str):
 def test_start_committed_without_a_checkpoint_is_refused_naming_the_key(tmp_path):
     """Fresh learners at position 0 on committed offsets would repeat earlier record identities."""
     from foldstream.job.config import ConfigError
-    from foldstream.job.engines.flink import job as flink_job
+    from foldstream.job.engines.flink.run import check_start, run
 
     cfg = _kafka_config(tmp_path, "source.start=committed")
     with pytest.raises(ConfigError, match="source.start"):
-        flink_job.run(cfg, print, print)  # before any broker is asked
-    flink_job.check_start(cfg, restore=str(tmp_path))  # with a checkpoint: allowed
+        run(cfg, print, print)  # before any broker is asked
+    check_start(cfg, restore=str(tmp_path))  # with a checkpoint: allowed
 
 
 def test_resume_finds_the_latest_checkpoint_of_its_configuration_or_says_there_is_none(tmp_path):
     from foldstream.job.config import ConfigError
-    from foldstream.job.engines.flink import job as flink_job
+    from foldstream.job.engines.flink.env import resume_point
 
     cfg = _kafka_config(tmp_path)
     assert cfg.checkpoint_dir.parent == tmp_path.resolve()
     with pytest.raises(ConfigError, match="no completed checkpoint"):
-        flink_job.resume_point(cfg, "latest")
+        resume_point(cfg, "latest")
     done = cfg.checkpoint_dir / "job-a" / "chk-4"
     done.mkdir(parents=True)
     (done / "_metadata").write_bytes(b"")
     (cfg.checkpoint_dir / "job-b" / "chk-9").mkdir(parents=True)  # not complete: no _metadata
-    assert flink_job.resume_point(cfg, "latest") == str(done)
+    assert resume_point(cfg, "latest") == str(done)
     other = _kafka_config(tmp_path, "evaluation.folds=3")  # another configuration, another folder
     with pytest.raises(ConfigError, match="no completed checkpoint"):
-        flink_job.resume_point(other, "latest")
+        resume_point(other, "latest")
 
 
 def test_resume_on_the_in_process_engine_is_a_clear_error(capsys):

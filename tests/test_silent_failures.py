@@ -72,15 +72,15 @@ def test_the_positive_class_is_matched_by_value_then_by_its_text(classes, positi
 @pytest.fixture
 def flink_never_starts(monkeypatch):
     """A short broker probe, and a Flink that fails the test if the job gets as far as it."""
-    from foldstream.job.engines.flink import job as flink_job
+    from foldstream.job.engines.flink import env as flink_env
 
     # kafka-python wants its request timeout above fetch_max_wait_ms (500 ms)
-    monkeypatch.setattr(flink_job, "PREFLIGHT_TIMEOUT_S", 0.6)
+    monkeypatch.setattr(flink_env, "PREFLIGHT_TIMEOUT_S", 0.6)
 
     def no_flink(config):
         raise AssertionError("Flink was started before the broker was checked")
 
-    monkeypatch.setattr(flink_job, "make_environment", no_flink)
+    monkeypatch.setattr(flink_env, "make_environment", no_flink)
 
 
 def _one_line(text: str) -> str:
@@ -120,11 +120,12 @@ def test_a_dead_kafka_sink_is_found_before_flink_starts(free_port, flink_never_s
 
 # ----------------------------------------------------------------- progress of a Flink run
 def test_the_command_line_hands_its_progress_bar_to_the_flink_job(monkeypatch, tmp_path):
-    """The Flink job reports progress itself (``flink_job.deliver``), as the in-process engine
+    """The Flink job reports progress itself (``flink.run.deliver``), as the in-process engine
     does; the command line only passes its bar on."""
     from contextlib import contextmanager
 
-    from foldstream.job.engines.flink import job as flink_job
+    from foldstream.job.engines.flink import run as flink_run
+    from foldstream.job.engines.flink.run import deliver
     from foldstream.job.tools import tables
 
     drawn: list[int] = []
@@ -135,12 +136,12 @@ def test_the_command_line_hands_its_progress_bar_to_the_flink_job(monkeypatch, t
 
     def fake_run(config, emit, dead_letter, on_progress=None, **options):
         assert on_progress is not None, "the command line passed no progress callback"
-        flink_job.deliver(['M{"type":"measures","stream":"elec","position":5,"learner":"a"}',
-                           'M{"type":"summary","stream":"elec","position":9,"examples_read":10,'
-                           '"measures":[]}'], emit, dead_letter, on_progress)
+        deliver(['M{"type":"measures","stream":"elec","position":5,"learner":"a"}',
+                 'M{"type":"summary","stream":"elec","position":9,"examples_read":10,'
+                 '"measures":[]}'], emit, dead_letter, on_progress)
 
     monkeypatch.setattr(tables, "progress_bar", bar)
-    monkeypatch.setattr(flink_job, "run", fake_run)
+    monkeypatch.setattr(flink_run, "run", fake_run)  # where the command line takes it
     assert main(["run", "--quiet", "--set", "engine.kind=flink", "--set", "source.limit=10",
                  "--set", f"sink.path={tmp_path / 'm.jsonl'}"]) == exitcodes.OK
     assert drawn == [5, 10]

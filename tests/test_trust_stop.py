@@ -236,3 +236,22 @@ def test_system_exit_or_keyboard_interrupt_from_clone_names_the_learner(tmp_path
     assert "Traceback" not in stdout + stderr
     # the configuration check names the learner by its key (learners.0) before any fold runs
     assert ("learners.bad" in stderr or "learners.0" in stderr) and error in stderr
+
+
+def test_a_forced_stop_says_the_positive_class_was_not_seen_as_a_clean_stop_does(tmp_path):
+    """The summary a forced stop builds from what was delivered carries the same
+    ``positive_class_not_seen`` as the summary the stages write (one builder, both engines)."""
+    process, out = start(tmp_path, "Sleeping", "--set", "evaluation.positive_class=zzz")
+    try:
+        wait_until_stuck(process, tmp_path / "stuck")
+        for signum in (signal.SIGINT, signal.SIGINT):
+            process.send_signal(signum)
+            time.sleep(0.3)
+        process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == exitcodes.INTERRUPTED
+    summary = read_jsonl(out)[-1]
+    assert (summary["type"], summary["interrupted"]) == ("summary", True)
+    assert summary["positive_class_not_seen"] == "zzz"

@@ -17,14 +17,22 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from foldstream.job.engines.stopping import STOP_GRACE_S, Delivered, SignalWatch, in_main_thread
+from foldstream.job.engines.stopping import (
+    STOP_GRACE_S,
+    STOP_SIGNALS,
+    Delivered,
+    SignalWatch,
+    handled,
+    handlers,
+    in_main_thread,
+)
 from foldstream.job.plans import Plans
-from foldstream.operators.delay import BadLabel, DelayFanOut, LabelOnly
-from foldstream.operators.fanout import LabelClash
+from foldstream.operators.delay import DelayFanOut, LabelOnly
+from foldstream.operators.fanout import Batcher
+from foldstream.operators.head import StreamHead
 from foldstream.operators.records import (
     Example,
     ExampleBatch,
@@ -37,24 +45,31 @@ from foldstream.operators.records import (
 
 @dataclass
 class StreamStages:
-    """Every stage of one stream."""
+    """Every stage of one stream: its head (:class:`~foldstream.operators.head.StreamHead`,
+    the Flink job's fan-out holds the same), the learner tasks and evaluators of its folds, and
+    its aggregator."""
 
     plans: Plans
     stream: str
-    read: int = 0
-    rejected: int = 0
 
     def __post_init__(self) -> None:
         p, s = self.plans, self.stream
-        self.delay: DelayFanOut | None = p.delay_fan_out(s) if p.delayed else None
-        self.batcher = p.batcher(s)
-        self.fanout = p.fan_out(s)
+        self.head: StreamHead = p.stream_head(s)
         self.tasks = [[p.learner_task(l, f) for l in range(len(p.learners))] for f in range(p.folds)]
         self.evaluators = [p.fold_evaluator(s, f) for f in range(p.folds)]
         self.aggregator = p.aggregator(s)
 
+    @property
+    def batcher(self) -> Batcher:
+        return self.head.batcher
+
+    @property
+    def delay(self) -> DelayFanOut | None:
+        return self.head.delay
+
     def process(self, batch: ExampleBatch) -> list[Record]:
-        return self._folds(self.fanout.process(batch))
+        """The records of one batch cut by :attr:`batcher`."""
+        return self._folds(self.head.fanout.process(batch))
 
     def _folds(self, fold_batches: list) -> list[Record]:
         records: list[Record] = []
@@ -66,43 +81,29 @@ class StreamStages:
         return records
 
     @property
-    def position(self) -> int:
-        """Examples (arrivals) accepted so far."""
-        return self.batcher.position if self.delay is None else self.delay.position
-
-    @property
     def evaluated(self) -> int:
         """Examples (arrivals) whose batch has been evaluated."""
-        if self.delay is None:
-            return self.batcher.position - self.batcher.pending
+        head = self.head
+        if head.delay is None:
+            return head.batcher.position - head.batcher.pending
         return self.evaluators[0].position
 
     def add(self, item: Example | LabelOnly) -> list[Record] | None:
-        """Take one input; the records of the batches it completed, ``None`` if none was cut.
+        """Add one input, uncounted: the records of the batches it completed, ``None`` if none
+        was cut. Raises what :meth:`StreamHead.add` raises for an input to reject."""
+        fold_batches = self.head.add(item)
+        return self._folds(fold_batches) if fold_batches else None
 
-        Raises :class:`LabelClash` or :class:`BadLabel` for an input to reject."""
-        if self.delay is not None:
-            fold_batches = self.delay.add(item)
-            return self._folds(fold_batches) if fold_batches else None
-        if isinstance(item, LabelOnly):
-            raise BadLabel("a label-only row, but labels are not delayed (evaluation.delay)",
-                           item)
-        batches = self.batcher.add(item)
-        if not batches:
-            return None
-        records: list[Record] = []
-        for batch in batches:
-            records.extend(self.process(batch))
-        return records
+    def take(self, item: Example | LabelOnly | Rejected
+             ) -> tuple[list[Record] | None, Rejected | None]:
+        """Take one source item: the records of the batches it completed (``None`` if none
+        was cut), and the item rejected, if it was (:meth:`StreamHead.take`)."""
+        fold_batches, rejected = self.head.take(item)
+        return (self._folds(fold_batches) if fold_batches else None), rejected
 
     def finish(self) -> list[Record]:
         """The end of a bounded input: flush, and the final reports."""
-        if self.delay is not None:
-            return self._folds(self.delay.flush(final=True))
-        records: list[Record] = []
-        for batch in self.batcher.flush(final=True):
-            records.extend(self.process(batch))
-        return records
+        return self._folds(self.head.flush(final=True))
 
 
 @dataclass
@@ -176,7 +177,7 @@ def evaluate(
     *,
     streams: Iterable[str] = (),
     stop_on_signals: bool = False,
-    signals: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM),
+    signals: tuple[int, ...] = STOP_SIGNALS,
 ) -> RunResult:
     """Run a bounded source to its end; records go to ``emit``, rejected ones to ``dead_letter``.
 
@@ -193,12 +194,13 @@ def evaluate(
     summary per stream built from them (:attr:`RunResult.forced`).
     """
     outlet = _Outlet(emit, dead_letter)
+    outlet.delivered.positive_class = plans.evaluation.positive
     stages: dict[str, StreamStages] = {}
-    taken = tuple(s for s in signals if signal.getsignal(s) is not signal.SIG_IGN)
+    taken = handled(signals)
     if not (stop_on_signals and taken and in_main_thread()):
         return _evaluate(plans, source, outlet, on_progress, streams, stages, lambda: None)
     watch = SignalWatch()
-    with _handled(taken, watch):
+    with handlers(taken, lambda signum, frame: watch.receive(signum)):
         return _abandonable(plans, source, outlet, on_progress, streams, stages, watch)
 
 
@@ -233,23 +235,14 @@ def _abandonable(plans: Plans, source: Iterable[Example | Rejected], outlet: _Ou
         raise
     if worker.is_alive():  # forced: write what was delivered, and leave the worker
         outlet.close(timeout_s=1.0)
+        # the labels the heads had accepted (read from the abandoned worker's objects)
+        outlet.delivered.classes = {s: list(st.head.classes) for s, st in list(stages.items())}
         summaries = outlet.delivered.interrupted_summaries(list(stages))
         outlet.last(summaries)
         return RunResult(summaries, time.perf_counter() - started, watch.signum, forced=True)
     if isinstance(outcome[0], BaseException):
         raise outcome[0]
     return outcome[0]
-
-
-@contextmanager
-def _handled(signals: tuple[int, ...], watch: SignalWatch):
-    """``signals`` noted in ``watch`` (and nothing else) for the duration of the block."""
-    previous = {s: signal.signal(s, lambda signum, frame: watch.receive(signum)) for s in signals}
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
 
 
 def _evaluate(plans: Plans, source: Iterable[Example | Rejected], outlet: _Outlet,
@@ -267,33 +260,19 @@ def _evaluate(plans: Plans, source: Iterable[Example | Rejected], outlet: _Outle
             stages_by_stream[stream] = StreamStages(plans, stream)
         return stages_by_stream[stream]
 
-    def reject(stages: StreamStages, item: Rejected) -> None:
-        stages.rejected += 1
-        item.position = stages.position
-        outlet.rejected(rejected_record(item, max_bytes))
-
     for stream in streams:
         stages_of(stream)
     signum = None
     for item in source:
-        simulated = isinstance(item, LabelOnly) and item.simulated  # not a record read
-        read += not simulated
-        if isinstance(item, Rejected):
-            stages = stages_of(item.stream or "")
-            stages.read += 1
-            reject(stages, item)
-        else:
-            stages = stages_of(item.stream)
-            stages.read += not simulated
-            try:
-                records = stages.add(item)
-            except (LabelClash, BadLabel) as bad:
-                reject(stages, bad.rejected())
-                records = None
-            if records is not None:
-                outlet.records(records)
-                if on_progress is not None:
-                    on_progress(read)
+        read += not (isinstance(item, LabelOnly) and item.simulated)  # a simulated label: no row
+        stages = stages_of(item.stream or "")
+        records, rejected = stages.take(item)
+        if rejected is not None:
+            outlet.rejected(rejected_record(rejected, max_bytes))
+        if records is not None:
+            outlet.records(records)
+            if on_progress is not None:
+                on_progress(read)
         signum = stopped()
         if signum is not None:
             break
@@ -306,11 +285,11 @@ def _evaluate(plans: Plans, source: Iterable[Example | Rejected], outlet: _Outle
     result = RunResult(wall_time_s=wall, interrupted=signum)
     for stages in stages_by_stream.values():
         # Interrupted: the examples left in the batcher were not evaluated.
-        summary = summary_record(stages.stream, stages.evaluated, stages.read,
-                                 stages.rejected, wall, stages.aggregator.final_measures(),
+        head = stages.head
+        summary = summary_record(stages.stream, stages.evaluated, head.read, head.rejected,
+                                 wall, stages.aggregator.final_measures(),
                                  interrupted=signum is not None,
-                                 positive_class=plans.evaluation.positive,
-                                 classes=(stages.delay or stages.fanout).classes)
+                                 positive_class=plans.evaluation.positive, classes=head.classes)
         outlet.records([summary])
         result.summaries.append(summary)
     return result

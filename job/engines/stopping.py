@@ -13,19 +13,35 @@ learners in worker processes of its own and cancels the job.
 A ``KeyboardInterrupt`` or ``SystemExit`` raised *inside* learner code is that learner's error
 (:class:`~foldstream.operators.learners.LearnerTask` quarantines the replica): while learners
 run, a real signal never raises in their thread, it reaches the :class:`SignalWatch`.
+
+Every command that runs until it is stopped takes the signals here, so that Ctrl-C and SIGTERM
+end each of them the same way, with the exit code of :mod:`foldstream.job.exitcodes` (130 or
+143, :func:`exit_code`): the in-process engine (:func:`handled`, :class:`SignalWatch`), and the
+Flink client (``run`` and the cluster entry point), ``produce``, ``watch``, ``dashboard`` and
+the cluster commands (:func:`interruptible`, where the first signal raises :class:`Interrupted`
+in the main thread, the ``KeyboardInterrupt`` they stop on).
+A signal that is ignored when the command starts (``nohup``, a background job of a script)
+stays ignored.
 """
 
 from __future__ import annotations
 
+import logging
 import signal
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
 
 from foldstream.operators.records import summary_record
 
 STOP_GRACE_S = 5.0
 """Seconds a run stopped by SIGTERM alone has to finish its report before the stop is forced."""
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""The signals that stop a command: Ctrl-C, and what ``kill``, ``docker stop`` and Kubernetes
+send."""
 
 
 class Interrupted(KeyboardInterrupt):
@@ -44,7 +60,37 @@ class Interrupted(KeyboardInterrupt):
     def exit_code(self) -> int:
         from foldstream.job import exitcodes
 
-        return exitcodes.INTERRUPTED if self.signum == signal.SIGINT else exitcodes.TERMINATED
+        return exitcodes.for_signal(self.signum)
+
+
+def signal_of(stop: BaseException) -> int:
+    """The signal that stopped a command: an :class:`Interrupted`'s, and SIGINT for a bare
+    ``KeyboardInterrupt`` (Ctrl-C that reached Python's own handler)."""
+    return stop.signum if isinstance(stop, Interrupted) else signal.SIGINT
+
+
+def exit_code(stop: BaseException | int) -> int:
+    """The exit code of a command stopped by ``stop`` (a ``KeyboardInterrupt`` or a signal
+    number): :func:`foldstream.job.exitcodes.for_signal`.
+
+    >>> exit_code(Interrupted(signal.SIGTERM)), exit_code(KeyboardInterrupt()), exit_code(2)
+    (143, 130, 130)
+    """
+    from foldstream.job import exitcodes
+
+    return exitcodes.for_signal(stop if isinstance(stop, int) else signal_of(stop))
+
+
+def stop_text(stop: BaseException | int) -> str:
+    """How a command names what stopped it (a ``KeyboardInterrupt`` or a signal number).
+
+    >>> stop_text(Interrupted(signal.SIGINT)), stop_text(Interrupted(signal.SIGTERM))
+    ('Ctrl-C', 'SIGTERM')
+    >>> stop_text(KeyboardInterrupt())
+    'Ctrl-C'
+    """
+    signum = stop if isinstance(stop, int) else signal_of(stop)
+    return "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
 
 
 class SignalWatch:
@@ -90,16 +136,132 @@ class SignalWatch:
         return max(0.0, self.grace_s - (time.monotonic() - self.received[0][1]))
 
 
+class Stop:
+    """The signal an :func:`interruptible` block received, if any (truthy once one came), and
+    :meth:`held`, a section that a signal does not cut: the signal waits for its end.
+
+    >>> stop = Stop()
+    >>> bool(stop), stop.signum
+    (False, None)
+    """
+
+    def __init__(self):
+        self.received: list[int] = []
+        self.holding = False
+
+    def __bool__(self) -> bool:
+        return bool(self.received)
+
+    @property
+    def signum(self) -> int | None:
+        return self.received[0] if self.received else None
+
+    @contextmanager
+    def held(self):
+        """Run the block whole: a signal that comes inside it is raised at its end, so that a
+        record is handed on and counted together or not at all."""
+        self.holding = True
+        try:
+            yield
+        finally:
+            self.holding = False
+        if self.received:
+            raise Interrupted(self.received[0])
+
+
+@contextmanager
+def interruptible(signals: tuple[int, ...] = STOP_SIGNALS,
+                  silence: tuple[str, ...] = ()) -> Iterator[Stop]:
+    """Turn Ctrl-C and SIGTERM during the block into one :class:`Interrupted`, raised in the
+    main thread; yields the :class:`Stop` that says whether one came. What a command does on
+    ``KeyboardInterrupt`` (it stops where it is, and ends as it would at the end of its input)
+    it then does for SIGTERM too, and :func:`exit_code` gives its exit code.
+
+    The first signal raises :class:`Interrupted` at once, or at the end of a :meth:`Stop.held`
+    section; a second one raises it again (a teardown that waits is cut short), except inside
+    such a section. Whatever the block raises after a signal is replaced by that one exception:
+    a teardown broken by the signal raises errors of its own (py4j's, for a Flink run, whose
+    call to the JVM it cut), which would reach the user as a traceback; the command reports
+    the stop in one line instead. Once a signal came, the loggers named in ``silence`` and
+    records logged on the root logger are dropped (py4j logs "KeyboardInterrupt while sending
+    command." with its traceback there). A signal ignored when the block starts stays ignored.
+    Outside the main thread (where Python cannot set handlers) it does nothing.
+
+    >>> with interruptible() as stop:
+    ...     try:
+    ...         signal.raise_signal(signal.SIGTERM)
+    ...     except KeyboardInterrupt as stopped:
+    ...         print(bool(stop), exit_code(stopped), stop_text(stopped))
+    True 143 SIGTERM
+    """
+    stop = Stop()
+    signals = handled(signals)
+    if not (signals and in_main_thread()):
+        yield stop
+        return
+
+    def handler(signum, frame):
+        # The first signal stops at once (a Flink job is cancelled: Flink cannot finish a
+        # report on demand, and a learner stuck in a worker process does not hold the client);
+        # a second one ends a teardown that waits, except while a held section (the Flink
+        # run's interrupted summaries) is written.
+        stop.received.append(signum)
+        for name in silence:
+            logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+        if not stop.holding:
+            raise Interrupted(stop.received[0])
+
+    def quiet(record: logging.LogRecord) -> bool:
+        return not stop.received
+
+    root = logging.getLogger()
+    root.addFilter(quiet)
+    try:
+        with handlers(signals, handler):
+            yield stop
+    except BaseException as error:
+        if stop.received and not isinstance(error, Interrupted):
+            raise Interrupted(stop.received[0]) from None
+        raise
+    finally:
+        root.removeFilter(quiet)
+
+
+def handled(signals: tuple[int, ...]) -> tuple[int, ...]:
+    """The ``signals`` a command takes: those not ignored when it starts (a process started by
+    ``nohup``, or in the background by a script, ignores SIGINT, and keeps ignoring it)."""
+    return tuple(s for s in signals if signal.getsignal(s) is not signal.SIG_IGN)
+
+
+@contextmanager
+def handlers(signals: tuple[int, ...], handler: Callable) -> Iterator[None]:
+    """``handler`` for ``signals`` during the block, the previous handlers again after it."""
+    previous = {s: signal.signal(s, handler) for s in signals}
+    try:
+        yield
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+
+
 @dataclass
 class Delivered:
     """What a run has handed on, per stream: enough for the summaries of a run whose stages can
     no longer write them (:meth:`interrupted_summaries`): a Flink run stopped by a signal, or an
-    in-process run whose stop was forced."""
+    in-process run whose stop was forced.
+
+    ``positive_class`` (``evaluation.positive_class``) and ``classes`` (per stream, its labels
+    as far as the run knows them when it stops) give those summaries the
+    ``positive_class_not_seen`` field that a summary written by the stages has
+    (:func:`~foldstream.operators.records.summary_record`); a stream whose labels are not
+    known gets none."""
 
     started: float = field(default_factory=time.time)
     last: dict[str, dict[str, dict]] = field(default_factory=dict)  # stream: learner: measures
     rejected: dict[str, int] = field(default_factory=dict)
     summarized: set[str] = field(default_factory=set)
+    positive_class: Any = None
+    classes: dict[str, list] = field(default_factory=dict)
 
     def take(self, record: dict) -> None:
         stream, kind = record.get("stream"), record.get("type")
@@ -122,6 +284,9 @@ class Delivered:
         >>> [(r["stream"], r["position"], r["examples_read"], r["interrupted"])
         ...  for r in d.interrupted_summaries(["s", "t"])]
         [('s', 100, 101, True), ('t', 0, 0, True)]
+        >>> d.positive_class, d.classes["s"] = "yes", ["no", "maybe"]
+        >>> [r.get("positive_class_not_seen") for r in d.interrupted_summaries(["s", "t"])]
+        ['yes', None]
         """
         out = []
         for stream in [*self.last, *(s for s in streams if s not in self.last)]:
@@ -134,7 +299,8 @@ class Delivered:
             out.append(summary_record(stream, position, position + rejected, rejected,
                                       time.time() - self.started,
                                       [r for r in last.values() if _report_at(r) == at],
-                                      interrupted=True))
+                                      interrupted=True, positive_class=self.positive_class,
+                                      classes=self.classes.get(stream)))
         return out
 
 

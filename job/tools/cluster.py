@@ -3,7 +3,8 @@
 ``cluster start|stop|status`` runs a local standalone cluster from the installed wheel
 (:mod:`foldstream.job.engines.flink.cluster`); ``submit``, ``jobs`` and ``stop`` work with any
 cluster's REST API (:mod:`foldstream.job.engines.flink.submit`). Every failure is one line on
-stderr and an exit code of :mod:`foldstream.job.exitcodes`.
+stderr and an exit code of :mod:`foldstream.job.exitcodes`; so is a stop by Ctrl-C or SIGTERM
+while a command waits (:func:`foldstream.job.engines.stopping.interruptible`).
 """
 
 from __future__ import annotations
@@ -62,14 +63,19 @@ def _fail(message: str, code: int) -> int:
 def main(args: argparse.Namespace) -> int:
     from foldstream.job.engines.flink.cluster import ClusterError
     from foldstream.job.engines.flink.submit import SubmitError
+    from foldstream.job.engines.stopping import exit_code, interruptible, stop_text
 
     try:
-        return {"cluster": _cluster, "submit": _submit, "jobs": _jobs, "stop": _stop}[
-            args.command](args)
+        with interruptible():  # waiting for daemons, a savepoint or a job to run
+            return {"cluster": _cluster, "submit": _submit, "jobs": _jobs, "stop": _stop}[
+                args.command](args)
     except ClusterError as error:
         return _fail(str(error), exitcodes.UNUSABLE)
     except SubmitError as error:
         return _fail(str(error), error.exit_code)
+    except KeyboardInterrupt as stop:
+        print(f"stopped ({stop_text(stop)})", file=sys.stderr)
+        return exit_code(stop)
 
 
 def _cluster(args) -> int:

@@ -35,6 +35,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 
 from foldstream.job import exitcodes
 from foldstream.job.config import Config
+from foldstream.job.engines.stopping import exit_code, interruptible, signal_of, stop_text
 from foldstream.job.tools.tables import typed
 from foldstream.operators.delay import LabelOnly
 from foldstream.operators.records import Example, Rejected
@@ -53,7 +54,7 @@ class ProduceResult:
     per_stream: Counter = field(default_factory=Counter)
     end_offsets: dict[int, int] = field(default_factory=dict)
     seconds: float = 0.0
-    interrupted: bool = False
+    interrupted: int | None = None  # the signal that stopped the sending (Ctrl-C, SIGTERM)
     labels: int = 0  # delayed labels: the label-only rows sent
     labels_topic: str | None = None  # where they went, when not to the examples' topic
     labels_end_offsets: dict[int, int] = field(default_factory=dict)
@@ -195,7 +196,8 @@ def produce(config: Config, bootstrap: str, topic: str, *, rate: float | None = 
     -------
     ProduceResult
         Counts per stream, rejected rows, the topic's end offsets after sending. Ctrl-C stops
-        the sending; what was read is still delivered and ``interrupted`` is set.
+        the sending (and SIGTERM, run by the command, :func:`main`); what was read is still
+        delivered and ``interrupted`` holds the signal.
 
     Raises
     ------
@@ -261,8 +263,8 @@ def produce(config: Config, bootstrap: str, topic: str, *, rate: float | None = 
                     result.sent += 1
                     result.per_stream[item.stream] += 1
                     bar.update(task, completed=result.sent)
-            except KeyboardInterrupt:
-                result.interrupted = True
+            except KeyboardInterrupt as stop:
+                result.interrupted = signal_of(stop)
             sender.finish()
             if labels is not sender:
                 labels.finish()
@@ -310,7 +312,8 @@ def summary_text(result: ProduceResult, bootstrap: str, topic: str) -> str:
                                       for p, o in sorted(result.labels_end_offsets.items()))
             lines.append(f"end offsets of {where}: {label_offsets or 'none'}")
     if result.interrupted:
-        lines.insert(0, "interrupted: what was read before Ctrl-C was sent")
+        lines.insert(0, f"interrupted: what was read before {stop_text(result.interrupted)} "
+                        "was sent")
     return "\n".join(lines)
 
 
@@ -328,14 +331,20 @@ def main(args) -> int:
         err.print("[red]error:[/] --limit must be at least 1", highlight=False)
         return exitcodes.UNUSABLE
     try:
-        config = load_config(args.config, args.overrides)
-        result = produce(config, args.bootstrap_servers, args.topic, rate=args.rate,
-                         limit=args.limit, progress=not args.quiet, err=err,
-                         labels_topic=getattr(args, "labels_topic", None),
-                         id_field=getattr(args, "id_field", None))
+        # the first signal stops the sending and what was read is delivered; a second one
+        # (or one before the sending) ends the command at once
+        with interruptible():
+            config = load_config(args.config, args.overrides)
+            result = produce(config, args.bootstrap_servers, args.topic, rate=args.rate,
+                             limit=args.limit, progress=not args.quiet, err=err,
+                             labels_topic=getattr(args, "labels_topic", None),
+                             id_field=getattr(args, "id_field", None))
     except (ConfigError, ValueError, KafkaUnavailable) as error:
         err.print(f"[red]error:[/] {typed(error)}", highlight=False)
         return exitcodes.UNUSABLE
+    except KeyboardInterrupt as stop:
+        err.print(f"stopped ({stop_text(stop)})", highlight=False)
+        return exit_code(stop)
     print(summary_text(result, args.bootstrap_servers, args.topic))
     sys.stdout.flush()
-    return exitcodes.INTERRUPTED if result.interrupted else exitcodes.OK
+    return exitcodes.OK if result.interrupted is None else exit_code(result.interrupted)

@@ -271,7 +271,8 @@ def watch(source: str, measures: Sequence[str] = DEFAULT_MEASURES, *, follow: bo
     """Show the live table of ``source`` until its end (``follow=False``) or Ctrl-C.
 
     Returns the final state. Raises what the reader raises on a missing file or an
-    unreachable broker; Ctrl-C ends the display cleanly.
+    unreachable broker; Ctrl-C (or SIGTERM, run by the command: :func:`main`) ends the display
+    cleanly, showing what was read, and is raised on after it.
     """
     if console is None:
         console = Console()
@@ -281,6 +282,7 @@ def watch(source: str, measures: Sequence[str] = DEFAULT_MEASURES, *, follow: bo
     state = WatchState(measures, source=str(reader.source))
     state.status = "following (Ctrl-C to stop)" if follow else "reading"
     batches = reader.batches()
+    stopped: KeyboardInterrupt | None = None
     try:
         # The first batch opens the file or reaches the broker: fail before the display is up.
         first = next(batches, [])
@@ -291,8 +293,8 @@ def watch(source: str, measures: Sequence[str] = DEFAULT_MEASURES, *, follow: bo
                         state.update(record)
                     live.update(state.render())
                 state.status = "end of input"
-            except KeyboardInterrupt:
-                state.status = "stopped"
+            except KeyboardInterrupt as stop:
+                state.status, stopped = "stopped", stop
             if reader.skipped:
                 state.status += f"; {reader.skipped} lines were not records"
             live.update(state.render())
@@ -300,19 +302,23 @@ def watch(source: str, measures: Sequence[str] = DEFAULT_MEASURES, *, follow: bo
             console.line()  # Live ends a terminal's display with a newline, not a file's
     finally:
         batches.close()
+    if stopped is not None:
+        raise stopped
     return state
 
 
 def main(args) -> int:
     """``foldstream watch SOURCE [--measures a,b] [--follow/--no-follow] [--interval S]``."""
     from foldstream.connectors.kafka import KafkaUnavailable
+    from foldstream.job.engines.stopping import exit_code, interruptible
 
     measures = [m.strip() for m in args.measures.split(",") if m.strip()]
     try:
-        watch(args.source, measures, follow=args.follow, interval=args.interval)
+        with interruptible():
+            watch(args.source, measures, follow=args.follow, interval=args.interval)
     except (OSError, ValueError, KafkaUnavailable) as error:
         print(f"error: {error}", file=sys.stderr)
         return exitcodes.UNUSABLE
-    except KeyboardInterrupt:  # Ctrl-C before the display was up
-        return exitcodes.INTERRUPTED
+    except KeyboardInterrupt as stop:  # the display, if it was up, shows what was read
+        return exit_code(stop)
     return exitcodes.OK

@@ -1,8 +1,10 @@
 """The Flink engine: the same stages as a PyFlink DataStream job.
 
-``job.py`` builds and runs the job graph (keyed fan-out, learners and evaluators keyed by fold,
+``job.py`` builds the job graph (keyed fan-out, learners and evaluators keyed by fold,
 aggregator keyed by stream, state in keyed ``ValueState``); ``env.py`` makes the execution
-environment and the Kafka tables; ``routing.py`` aims fold keys at subtasks as Flink's
+environment of a run (settings, checkpoints, resume) and the job's Kafka ends; ``run.py`` checks
+a run before Flink starts, runs it on the local mini-cluster and delivers the records it
+collects; ``routing.py`` aims fold keys at subtasks as Flink's
 key-group hashing does; ``main.py`` is the entry point of ``flink run --python``;
 ``beam_sampler.py`` leaves out Beam's per-bundle sampler thread; ``trace.py`` times stages for
 the latency benchmark; ``faults.py`` injects failures for the restart tests; ``deps.py`` fetches

@@ -1,9 +1,16 @@
-"""The PyFlink execution environment, and Kafka sources and sinks for keyed string records.
+"""Where the Flink job runs and what it reads and writes: the execution environment of a run
+(its Flink settings, checkpoints and resume), and the job's Kafka ends (sources and sinks for
+keyed string records). :mod:`~foldstream.job.engines.flink.job` holds the job graph and its
+functions, :mod:`~foldstream.job.engines.flink.run` the checks before a run, the run and the
+delivery of its records.
 
 **Environment.** :func:`make_env` sets what docs/platform.md found necessary: Python workers in
 separate processes (``_python_worker_execution_mode=process``, otherwise parallelism 2 runs on one
 core), ``set_python_executable(sys.executable)`` (otherwise the workers start a ``python`` without
 pyflink), the Kafka jars as ``file://`` URLs, and :func:`patch_pyflink_kafka`.
+:func:`make_environment` is a run's: the settings a configuration asks for (parallelism, task
+slots, bundle and buffer timeouts of a live source, checkpoints retained for ``--resume``, the
+checkpoint to restore, ``engine.flink_config``); :func:`resume_point` finds that checkpoint.
 
 **Keys.** A Kafka message's key is the stream name (docs/method.md §1) and must reach the Python
 operators. PyFlink's DataStream ``KafkaSource`` offers only ``set_value_only_deserializer`` (a
@@ -23,12 +30,16 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from pyflink.common import Configuration, Types
+from pyflink.common import Configuration, Row, Types
 from pyflink.datastream import DataStream, StreamExecutionEnvironment
+
+from foldstream.job.config import Config
+from foldstream.job.engines.flink.routing import MAX_PARALLELISM
 
 _PATCHED = False
 _TABLE_IDS = itertools.count()
@@ -131,6 +142,104 @@ def table_env(env: StreamExecutionEnvironment):
         t_env = StreamTableEnvironment.create(env)
         env._foldstream_t_env = t_env
     return t_env
+
+
+# ---------------------------------------------------------------- a run's environment
+
+def make_environment(config: Config, restore: str | None = None,
+                     checkpoint_dir: Path | None = None) -> StreamExecutionEnvironment:
+    """The environment of a run: ``restore``, a retained checkpoint to resume from
+    (:func:`resume_point`); ``checkpoint_dir``, where checkpoints are written and retained
+    (``None``: Flink's configuration decides, as on a cluster)."""
+    from foldstream.job.engines.flink.deps import DependencyError
+
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        raise DependencyError("engine.kind: flink needs Java 17 (no `java` on PATH and no "
+                                "JAVA_HOME); install it, or run with --set engine.kind=inprocess")
+
+    jars: list[str] = []
+    if config.source.kind == "kafka" or config.sink.kind == "kafka":
+        if config.engine.jars is not None:
+            jars = config.engine.jars
+        else:
+            from foldstream.job.engines.flink.deps import ensure_kafka_jars
+
+            jars = [str(p) for p in ensure_kafka_jars()]
+    settings = {"pipeline.max-parallelism": str(MAX_PARALLELISM)}
+    # The local mini-cluster's slots (a cluster has its own).
+    settings["taskmanager.numberOfTaskSlots"] = str(config.engine.task_slots)
+    live = config.source.kind == "kafka" and not config.source.bounded
+    bundle_ms = config.engine.bundle_time_ms or (50 if live else None)
+    if bundle_ms:
+        # Each Python operator passes its output on when its bundle closes, by default after
+        # up to a second: four operators in a row would hold a live report for seconds.
+        settings["python.fn-execution.bundle.time"] = str(bundle_ms)
+    if live:
+        # Flink flushes a network buffer that is not full every 100 ms by default; a report
+        # crosses four such channels.
+        settings["execution.buffer-timeout.interval"] = "10 ms"
+    interval = config.checkpoint_interval_ms
+    if interval:
+        settings.update({
+            "execution.checkpointing.interval": f"{interval} ms",
+            # bench/README.md: aligned, a barrier waits behind every batch read ahead of the
+            # learners (9 to 19 s on a backlog); unaligned, 1 to 4 s
+            "execution.checkpointing.unaligned.enabled":
+                "true" if config.engine.unaligned_checkpoints else "false",
+            "restart-strategy.type": "fixed-delay",
+            "restart-strategy.fixed-delay.attempts": str(config.engine.restart_attempts),
+            "restart-strategy.fixed-delay.delay": "1 s",
+        })
+    if interval and checkpoint_dir is not None:
+        settings.update({
+            # kept after a crash or a cancel, for `foldstream run --resume` (Flink keeps the
+            # latest completed one and deletes those it subsumes)
+            "execution.checkpointing.dir": checkpoint_dir.as_uri(),
+            "execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",
+        })
+    if restore:
+        settings["execution.state-recovery.path"] = restore
+    settings.update(config.engine.flink_config)  # make_env writes them as Flink reads them
+    return make_env(config.engine.parallelism, jars, settings, config.engine.python_executable)
+
+
+def latest_checkpoint(directory: Path) -> Path | None:
+    """The newest completed checkpoint under ``directory`` (``<job id>/chk-N`` folders; a
+    checkpoint is complete once its ``_metadata`` is written), or ``None``.
+
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> for job, n in (("a", 3), ("b", 7), ("b", 8)):
+    ...     (root / job / f"chk-{n}").mkdir(parents=True)
+    >>> _ = [(root / j / c / "_metadata").write_bytes(b"") for j, c in (("a", "chk-3"), ("b", "chk-7"))]
+    >>> latest_checkpoint(root).relative_to(root).as_posix()  # b/chk-8 is not complete
+    'b/chk-7'
+    """
+    done = [m.parent for m in Path(directory).glob("*/chk-*/_metadata")]
+    return max(done, key=lambda c: (c.stat().st_mtime, int(c.name[4:])), default=None)
+
+
+def resume_point(config: Config, resume: str) -> str:
+    """The checkpoint a ``--resume`` restores: ``resume`` itself (a ``chk-N`` folder or its
+    ``_metadata``), or for ``"latest"`` the newest retained checkpoint of this configuration
+    (:attr:`~foldstream.job.config.Config.checkpoint_dir`); raise ``ConfigError`` if there is
+    none."""
+    from foldstream.job.config import ConfigError
+
+    if resume != "latest":
+        path = Path(resume).expanduser()
+        if not path.exists():
+            raise ConfigError(f"--resume {resume}: no such checkpoint")
+        return str(path.resolve())
+    directory = config.checkpoint_dir
+    if directory is None:
+        raise ConfigError("--resume: this run takes no checkpoints (a bounded or file source "
+                          "without engine.checkpoint_interval_ms)")
+    latest = latest_checkpoint(directory)
+    if latest is None:
+        raise ConfigError(f"--resume: no completed checkpoint of this configuration under "
+                          f"{directory} (engine.checkpoint_dir); did the run reach one?")
+    return str(latest)
 
 
 # ---------------------------------------------------------------- helpers
@@ -369,3 +478,98 @@ def kafka_sink(env: StreamExecutionEnvironment, ds: DataStream, bootstrap_server
     statements = t_env.create_statement_set()
     statements.add_insert(table, rows.alias("key", "value"))
     statements.attach_as_datastream()
+
+
+# ---------------------------------------------------------------- the job's Kafka ends
+
+#: How long the client waits for a Kafka broker to answer before it gives up (seconds).
+PREFLIGHT_TIMEOUT_S = 5.0
+
+
+def kafka_rows(env, config: Config):
+    """The Kafka source's rows keyed by stream (in Java: see :func:`_keyed_in_java`), and the
+    parser of their messages (:class:`~foldstream.connectors.messages.MessageParser`), which the
+    job's fan-out runs: an example crosses from Java into Python once before it is batched."""
+    from foldstream.connectors.kafka import end_offsets
+    from foldstream.connectors.messages import ByTopic, LabelParser, MessageParser
+
+    source = config.source
+    # Delayed labels (docs/method.md §13) may come on a topic of their own: a second source,
+    # unioned with the first and keyed by stream the same way; bounded, both stop at their ends.
+    topics = [source.topic] + ([source.labels_topic] if source.labels_topic else [])
+    stop = {t: end_offsets(source.bootstrap_servers, t, exact=True) for t in topics} \
+        if source.bounded else None
+    rows = kafka_source(env, source.bootstrap_servers, topics, group_id=source.group_id,
+                        start=source.start, bounded=source.bounded, stop_offsets=stop,
+                        value_bytes=True, key_sql=stream_key_sql(source.stream, source.streams),
+                        properties=consumer_properties(config))
+    parser = MessageParser(label=source.label, nominal=source.nominal, id_field=source.id_field,
+                           stream=source.stream, streams=source.streams,
+                           labels_later=config.delayed)
+    if source.labels_topic:
+        parser = ByTopic(parser, {source.labels_topic: LabelParser(
+            label=source.label, id_field=source.id_field, stream=source.stream,
+            streams=source.streams)})
+    return rows, parser
+
+
+def consumer_properties(config: Config) -> dict[str, str]:
+    """``source.properties``, with a short fetch wait for a live source unless it sets one: a
+    broker may hold a fetch until ``fetch.max.wait.ms`` (Kafka's default 500 ms) even when
+    records are there (Tansu does), which a live report would wait for."""
+    source = config.source
+    properties = properties_text(source.properties)
+    if not source.bounded:
+        properties.setdefault("fetch.max.wait.ms", "100")
+    return properties
+
+
+def stream_key_sql(stream: str | None, streams: list[str] | None) -> str:
+    """SQL for the stream of a Kafka message by its key, as
+    :class:`~foldstream.connectors.messages.MessageParser` assigns it (``stream`` for a message
+    without a key), or ``''`` for one the parser rejects for its key (none and no default
+    stream, or not in ``streams``): the fan-out's key, computed in Java.
+
+    >>> stream_key_sql(None, None)
+    "CASE WHEN `key` IS NULL OR `key` = '' THEN '' ELSE `key` END"
+    >>> stream_key_sql("s", ["a", "b'c"])
+    "CASE WHEN `key` IS NULL OR `key` = '' THEN 's' WHEN `key` IN ('a', 'b''c') THEN `key` ELSE '' END"
+    """
+    default = sql_literal(stream or "")
+    if streams is None:
+        return f"CASE WHEN `key` IS NULL OR `key` = '' THEN {default} ELSE `key` END"
+    known = f"`key` IN ({', '.join(map(sql_literal, streams))})" if streams else "FALSE"
+    return f"CASE WHEN `key` IS NULL OR `key` = '' THEN {default} WHEN {known} THEN `key` ELSE '' END"
+
+
+def to_kafka(env, config: Config, records, dead_letters) -> None:
+    """Attach Kafka sinks: records to ``sink.topic``, rejected input to ``sink.dead_letter_topic``,
+    each message keyed by its record's stream. A record larger than the topic's message limit
+    (:func:`foldstream.connectors.kafka.message_limit`, found here at start) is written in
+    ``part`` records that readers put together again (:mod:`foldstream.connectors.parts`):
+    the producer would refuse it, and that failed the whole job."""
+    from foldstream.connectors.kafka import message_limit
+    from foldstream.connectors.parts import check_limit, kafka_messages
+    from foldstream.job.config import KAFKA_MAX_REQUEST_BYTES, ConfigError
+
+    sink = config.sink
+    guarantee = sink.delivery_guarantee
+    prefix = f"foldstream-{sink.topic}" if guarantee == "exactly-once" else None
+
+    for stream, topic in ((records, sink.topic), (dead_letters, sink.dead_letter_topic)):
+        limit = message_limit(sink.bootstrap_servers, topic, sink.properties,
+                              KAFKA_MAX_REQUEST_BYTES, PREFLIGHT_TIMEOUT_S)
+        try:
+            check_limit(limit)
+        except ValueError as error:
+            raise ConfigError(f"sink.properties.max.request.size (topic {topic}): "
+                              f"{error}") from None
+
+        def messages(text: str, limit: int = limit) -> Iterator[Row]:
+            for key, value in kafka_messages(text, limit):
+                yield Row(key, value)
+
+        kafka_sink(env, stream.flat_map(messages, output_type=KEYED_TYPE),
+                   sink.bootstrap_servers, topic, delivery_guarantee=guarantee,
+                   transactional_id_prefix=f"{prefix}-{topic}" if prefix else None,
+                   properties=sink.properties)

@@ -14,19 +14,21 @@ On the local mini-cluster (blocks until the job ends, i.e. forever for an unboun
 
 The configuration must read from Kafka and write to Kafka (``source.kind: kafka`` and
 ``sink.kind: kafka``): a job on a cluster has no client that could read a file or collect the
-records into one. Everything else is :mod:`foldstream.job.engines.flink.job`'s: this file only loads
-the configuration, wires the job and starts it. It defines no function that runs on the
+records into one. Everything else is the engine's (:mod:`foldstream.job.engines.flink.job`, the
+graph; :mod:`~foldstream.job.engines.flink.env`, the environment and the Kafka ends;
+:mod:`~foldstream.job.engines.flink.run`, the checks): this file only loads the configuration,
+wires the job and starts it. It defines no function that runs on the
 cluster (the TaskManagers import ``foldstream`` from their own Python environment).
 
 It exits as ``foldstream run`` does (:mod:`foldstream.job.exitcodes`): 0 when submitted (or, on
 the mini-cluster, when a bounded job has ended), 2 for a bad configuration or a dependency that
-is not there (no broker answers, a topic is missing, no Java or jars), 130 on Ctrl-C.
+is not there (no broker answers, a topic is missing, no Java or jars), 130 on Ctrl-C, 143 on
+SIGTERM.
 """
 
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 
 from foldstream.job import exitcodes
@@ -73,9 +75,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def submit(config: Config):
     """Build the job into a fresh environment and execute it (returns on a detached submit)."""
-    from foldstream.job.engines.flink import job as flink_job
+    from foldstream.job.engines.flink import env as flink_env
+    from foldstream.job.engines.flink.job import build
+    from foldstream.job.engines.flink.run import check_kafka
 
-    flink_job.check_kafka(config)  # a broker down fails here, in seconds, before Flink starts
+    check_kafka(config)  # a broker down fails here, in seconds, before Flink starts
     # a cluster keeps checkpoints where its configuration says, unless engine.checkpoint_dir
     # names a folder (which every TaskManager must reach); it resumes with `flink run -s`.
     # Either way they are retained when the job is cancelled (Flink's default deletes them).
@@ -87,10 +91,10 @@ def submit(config: Config):
         # spent before a new one registers, and the job fails for want of slots)
         config.engine.flink_config.setdefault("restart-strategy.fixed-delay.delay",
                                               CLUSTER_RESTART_DELAY)
-    env = flink_job.make_environment(
+    env = flink_env.make_environment(
         config, checkpoint_dir=config.checkpoint_dir if config.engine.checkpoint_dir else None)
-    records, dead_letters = flink_job.build(env, config)
-    flink_job.to_kafka(env, config, records, dead_letters)
+    records, dead_letters = build(env, config)
+    flink_env.to_kafka(env, config, records, dead_letters)
     return env.execute(JOB_NAME)
 
 
@@ -104,19 +108,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return exitcodes.UNUSABLE
     from foldstream.connectors.kafka import KafkaUnavailable
-    from foldstream.job.engines.flink import job as flink_job
     from foldstream.job.engines.flink.deps import DependencyError
+    from foldstream.job.engines.flink.run import CLIENT_LOGGERS
+    from foldstream.job.engines.stopping import exit_code, interruptible, stop_text
 
     try:
-        with flink_job.interruptible():
+        with interruptible(silence=CLIENT_LOGGERS):
             submit(config)
     except (KafkaUnavailable, DependencyError, FileNotFoundError) as error:
         # no broker or topic; no Java or jars (engine.jars naming a file that is not there)
         print(f"error: {error}", file=sys.stderr)
         return exitcodes.UNUSABLE
-    except flink_job.Interrupted as stop:
-        print(f"stopped ({'Ctrl-C' if stop.signum == signal.SIGINT else stop})", file=sys.stderr)
-        return stop.exit_code
+    except KeyboardInterrupt as stop:
+        print(f"stopped ({stop_text(stop)})", file=sys.stderr)
+        return exit_code(stop)
     return exitcodes.OK
 
 

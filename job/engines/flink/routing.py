@@ -16,6 +16,10 @@ from functools import lru_cache
 
 _MASK = 0xFFFFFFFF
 
+#: Flink's ``pipeline.max-parallelism`` of every job, fixed so that the fold routes chosen here
+#: land on the subtasks they were aimed at.
+MAX_PARALLELISM = 128
+
 
 def _int32(x: int) -> int:
     x &= _MASK

@@ -204,8 +204,8 @@ def submit(config_path: str, overrides: list[str], address: str,
            resume: str | None = None) -> Submitted:
     """Check, submit and follow the job (see the module docstring)."""
     from foldstream.connectors.kafka import KafkaUnavailable
-    from foldstream.job.engines.flink import job as flink_job
     from foldstream.job.engines.flink.main import check_cluster_config
+    from foldstream.job.engines.flink.run import check_kafka
 
     try:
         config = load_config(config_path, overrides)
@@ -217,7 +217,7 @@ def submit(config_path: str, overrides: list[str], address: str,
         raise SubmitError(f"--resume {resume}: no such savepoint or checkpoint")
     check_slots(config, Overview.of(address))
     try:
-        flink_job.check_kafka(config)
+        check_kafka(config)
     except KafkaUnavailable as error:
         raise SubmitError(str(error)) from None
     settings = jobmanager_config(address)

@@ -357,6 +357,7 @@ def main(args) -> int:
     [--allow-host NAME ...]``."""
     from foldstream.connectors.kafka import KafkaUnavailable
     from foldstream.job import exitcodes
+    from foldstream.job.engines.stopping import exit_code, interruptible
 
     if args.history < MIN_HISTORY:
         print(f"error: --history {args.history}: at least {MIN_HISTORY} points", file=sys.stderr)
@@ -368,11 +369,14 @@ def main(args) -> int:
         allow = getattr(args, "allow_host", None) or ()
         HostPolicy.for_server(args.host, args.port, allow)  # a bad --allow-host: at once
         check_sources(args.sources)
-        serve(args.sources, host=args.host, port=args.port, history=args.history,
-              interval=args.interval, allow_hosts=allow)
+        # uvicorn takes Ctrl-C and SIGTERM while it serves, shuts down gracefully, then raises
+        # the signal again: here, as Interrupted
+        with interruptible():
+            serve(args.sources, host=args.host, port=args.port, history=args.history,
+                  interval=args.interval, allow_hosts=allow)
     except (OSError, ValueError, KafkaUnavailable) as error:
         print(f"error: {error}", file=sys.stderr)
         return exitcodes.UNUSABLE
-    except KeyboardInterrupt:
-        return exitcodes.INTERRUPTED
+    except KeyboardInterrupt as stop:
+        return exit_code(stop)
     return exitcodes.OK

@@ -1,0 +1,162 @@
+"""A Flink run on the local mini-cluster, from the client's side: the checks before it, the run,
+and the delivery of the records it collects.
+
+The checks come first so that a mistake fails in seconds with one line and exit code 2, before
+Flink starts (which takes seconds, and then retries for minutes): a ``--resume`` without a
+checkpoint, ``source.start: committed`` without one, a Kafka broker that does not answer or a
+topic that is missing, an input too large to ship inside the job graph. :func:`run` then makes
+the environment (:mod:`~foldstream.job.engines.flink.env`), builds the job
+(:mod:`~foldstream.job.engines.flink.job`), and either lets it write to Kafka or collects its
+records and hands them on (:func:`deliver`). A signal stops it as every long-running command
+stops (:func:`~foldstream.job.engines.stopping.interruptible`): the job is cancelled, and each
+stream gets a summary marked ``interrupted`` built from the records delivered.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Iterable, Iterator
+
+from pyflink.common import Types
+
+from foldstream.job.config import Config, ConfigError
+from foldstream.job.engines.flink import env as flink_env
+from foldstream.job.engines.flink.job import build, check_shippable, encode_item
+from foldstream.job.engines.stopping import Delivered, interruptible
+from foldstream.job.plans import open_source
+
+#: The loggers of the Flink client that a stop silences: py4j's, whose calls the signal cuts.
+CLIENT_LOGGERS = ("py4j",)
+
+def check_start(config: Config, restore: str | None) -> None:
+    """Refuse ``source.start: committed`` without a checkpoint to restore: the learners would
+    start afresh at position 0 while the offsets go on, so the records would repeat the
+    identities (stream, position) of earlier ones with different values."""
+    if config.source.kind == "kafka" and config.source.start == "committed" and not restore:
+        raise ConfigError("source.start: committed restarts the positions at 0 with fresh "
+                          "learners (records would collide with the earlier run's); resume the "
+                          "run with `foldstream run CONFIG --resume` instead, or start from "
+                          "earliest")
+
+
+def check_kafka(config: Config) -> None:
+    """Raise :class:`~foldstream.connectors.kafka.KafkaUnavailable`, naming the bootstrap servers
+    or the missing topic, unless the Kafka source's and sink's brokers answer and their topics
+    exist. Both entry points call it before Flink starts (and before the end offsets of a
+    bounded source are asked for), so a broker that is down fails in seconds, the same way.
+    """
+    from foldstream.connectors.kafka import check_bootstrap
+
+    source, sink = config.source, config.sink
+    if source.kind == "kafka":
+        check_bootstrap(source.bootstrap_servers, flink_env.PREFLIGHT_TIMEOUT_S,
+                        topics=[source.topic] + ([source.labels_topic] if source.labels_topic
+                                                 else []))
+    if sink.kind == "kafka":
+        check_bootstrap(sink.bootstrap_servers, flink_env.PREFLIGHT_TIMEOUT_S,
+                        topics=[sink.topic, sink.dead_letter_topic])
+
+
+def run(config: Config, emit, dead_letter, on_progress=None, source=None,
+        resume: str | None = None) -> None:
+    """Run the job on the local mini-cluster (file/stdout sinks: records come back here).
+
+    ``source``: the examples (and rejected records) to evaluate instead of the configured
+    source's: the Python API's sources given as objects, which YAML cannot express.
+
+    ``emit(record)`` and ``dead_letter(record)`` receive the records as the client collects
+    them; ``on_progress(n)``, when given, the number of source records evaluated so far
+    (see :func:`deliver`), as the in-process engine reports it. With a Kafka sink nothing comes
+    back, so neither is called. Stopped by a signal, it emits a summary marked ``interrupted``
+    for each stream (:class:`~foldstream.job.engines.stopping.Delivered`) and raises
+    :class:`~foldstream.job.engines.stopping.Interrupted`. ``resume``: ``"latest"`` or a
+    checkpoint to resume from (:func:`~foldstream.job.engines.flink.env.resume_point`).
+    """
+    restore = flink_env.resume_point(config, resume) if resume else None
+    check_start(config, restore)
+    check_kafka(config)
+    if source is None and config.source.kind != "kafka":
+        source = open_source(config)
+    labels: dict[str, dict] = {}  # per stream, the labels read, in order of first arrival
+    items = None if source is None else [encode_item(i) for i in _noting_labels(source, labels)]
+    if items == []:
+        return  # an empty input: no stream, no record (as in the in-process engine)
+    if items is not None:
+        check_shippable(items)
+    with interruptible(silence=CLIENT_LOGGERS) as stopped:
+        env = flink_env.make_environment(config, restore, config.checkpoint_dir)
+        records, dead_letters = build(env, config, items)
+        if config.sink.kind == "kafka":
+            flink_env.to_kafka(env, config, records, dead_letters)
+            env.execute("foldstream")
+            return
+        tagged = records.map(lambda r: "M" + r, Types.STRING()).union(
+            dead_letters.map(lambda r: "D" + r, Types.STRING()))
+        delivered = Delivered(positive_class=config.evaluation.positive_class,
+                              classes={stream: list(seen) for stream, seen in labels.items()})
+        try:
+            with tagged.execute_and_collect("foldstream") as results:
+                deliver(results, emit, dead_letter, on_progress, delivered, stopped.held)
+        except BaseException:
+            if stopped:  # a signal (whatever the teardown raised after it)
+                stopped.holding = True  # a further signal does not cut the summaries
+                streams = dict.fromkeys(stream for stream, _ in items or ())
+                for summary in delivered.interrupted_summaries(streams):
+                    emit(summary)
+            raise
+
+
+def _noting_labels(source: Iterable, labels: dict[str, dict]) -> Iterator:
+    """The items of ``source``, their labels noted per stream in ``labels`` (the client's
+    knowledge of a stream's labels, for an interrupted summary: the job's is not reachable).
+
+    >>> from foldstream.operators.records import Example
+    >>> seen = {}
+    >>> _ = list(_noting_labels([Example("s", {}, "b"), Example("s", {}, None),
+    ...                          Example("s", {}, "a"), Example("s", {}, "b")], seen))
+    >>> {stream: list(labels) for stream, labels in seen.items()}
+    {'s': ['b', 'a']}
+    """
+    for item in source:
+        y = getattr(item, "y", None)
+        if y is not None:
+            labels.setdefault(item.stream, {}).setdefault(y, None)
+        yield item
+
+
+def deliver(tagged: Iterable[str], emit, dead_letter, on_progress=None,
+            delivered: Delivered | None = None, held=contextlib.nullcontext) -> None:
+    """Hand the collected texts (``"M"`` + a record, ``"D"`` + a rejected record) on, and report
+    progress: per stream, the position of its latest ``measures`` record (the examples
+    evaluated; with delayed labels several reports share a position, and progress moves once),
+    then its summary's ``examples_read`` (rejected records included, as the progress bar's
+    total counts them); ``on_progress`` gets the sum over the streams.
+    ``held()`` wraps the handing on of each record and its note in ``delivered``
+    (:meth:`~foldstream.job.engines.stopping.Stop.held`: a signal does not come between them).
+
+    >>> seen = []
+    >>> deliver(['M{"type":"measures","stream":"a","position":500}', 'D{"type":"rejected"}',
+    ...          'M{"type":"measures","stream":"b","position":200,"labelled":100}',
+    ...          'M{"type":"measures","stream":"b","position":200,"labelled":150}',
+    ...          'M{"type":"summary","stream":"a","position":900,"examples_read":901}'],
+    ...         lambda r: None, lambda r: None, seen.append)
+    >>> seen
+    [500, 700, 1101]
+    """
+    positions: dict[str | None, int] = {}
+    for text in tagged:
+        record = json.loads(text[1:])
+        with held():
+            if delivered is not None:
+                delivered.take(record)
+            (emit if text[0] == "M" else dead_letter)(record)
+        if text[0] != "M":
+            continue
+        kind = record.get("type")
+        if on_progress is not None and kind in ("measures", "summary"):
+            stream = record.get("stream")
+            position = record["examples_read"] if kind == "summary" else record["position"]
+            if position != positions.get(stream):
+                positions[stream] = position
+                on_progress(sum(positions.values()))

@@ -1,0 +1,100 @@
+"""The head of one stream: what both engines do with a source item before the folds see it.
+
+Each stream's input passes one object that counts what is read, gives accepted examples their
+positions (the batcher, or with delayed labels the delay fan-out, docs/method.md §13), rejects
+what cannot be evaluated (a label that clashes in type with an earlier one, a label-only row
+when labels are not delayed, a label no example waits for) with the position it came at, and
+cuts the fold batches. The in-process engine (``job/engines/inprocess.py``) and the Flink job's
+fan-out (``job/engines/flink/job.py``) both hold a :class:`StreamHead` per stream, so that the
+rule of what is counted, rejected and batched is written once and both engines emit the same
+records; the Flink job keeps it in keyed state, so it must stay picklable (plain attributes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from foldstream.operators.delay import BadLabel, DelayFanOut, DelayFoldBatch, LabelOnly
+from foldstream.operators.fanout import Batcher, FanOut, LabelClash
+from foldstream.operators.records import Example, FoldBatch, Label, Rejected
+
+
+class Taken(NamedTuple):
+    """What one source item gave: the fold batches it completed (in fold order per cut), and
+    the item rejected, if it was (with its position), for the dead letters."""
+
+    fold_batches: list[FoldBatch | DelayFoldBatch]
+    rejected: Rejected | None = None
+
+
+@dataclass
+class StreamHead:
+    """One stream's head: counts (``read``, ``rejected``), positions and fold batches.
+
+    ``delay``: the delay fan-out of a stream with delayed labels, which takes the place of
+    ``batcher`` and ``fanout``.
+
+    >>> from foldstream.operators.fanout import FanOutPlan
+    >>> head = StreamHead(Batcher("s", 2), FanOut("s", FanOutPlan("single")))
+    >>> [len(head.take(Example("s", {"a": 1.0}, y)).fold_batches) for y in (1, 0)]
+    [0, 1]
+    >>> bad = head.take(LabelOnly("s", 7, 1)).rejected
+    >>> bad.position, bad.reason
+    (2, 'a label-only row, but labels are not delayed (evaluation.delay)')
+    >>> head.read, head.rejected, head.position, head.classes
+    (3, 1, 2, [1, 0])
+    """
+
+    batcher: Batcher
+    fanout: FanOut
+    delay: DelayFanOut | None = None
+    read: int = 0  # source items read (a label simulated from a row already read is not)
+    rejected: int = 0
+
+    @property
+    def stream(self) -> str:
+        return self.batcher.stream
+
+    @property
+    def position(self) -> int:
+        """Examples (arrivals) accepted so far."""
+        return self.batcher.position if self.delay is None else self.delay.position
+
+    @property
+    def classes(self) -> list[Label]:
+        """The stream's labels in order of first arrival (the summary's
+        ``positive_class_not_seen`` looks in them)."""
+        return (self.delay or self.fanout).classes
+
+    def take(self, item: Example | LabelOnly | Rejected) -> Taken:
+        """Count one source item and add it, or reject it: a :class:`Rejected` item as it
+        came, an input that :meth:`add` refuses as its :class:`LabelClash` or
+        :class:`BadLabel` says."""
+        self.read += not (isinstance(item, LabelOnly) and item.simulated)
+        if not isinstance(item, Rejected):
+            try:
+                return Taken(self.add(item))
+            except (LabelClash, BadLabel) as bad:
+                item = bad.rejected()
+        self.rejected += 1
+        item.position = self.position
+        return Taken([], item)
+
+    def add(self, item: Example | LabelOnly) -> list[FoldBatch | DelayFoldBatch]:
+        """The fold batches that ``item`` completes. Raises :class:`LabelClash` or
+        :class:`BadLabel` for an input to reject (not counted: :meth:`take` counts)."""
+        if self.delay is not None:
+            return self.delay.add(item)
+        if isinstance(item, LabelOnly):
+            raise BadLabel("a label-only row, but labels are not delayed (evaluation.delay)",
+                           item)
+        return [fold_batch for batch in self.batcher.add(item)
+                for fold_batch in self.fanout.process(batch)]
+
+    def flush(self, final: bool) -> list[FoldBatch | DelayFoldBatch]:
+        """The fold batches of what is buffered (``final``: the end of a bounded input)."""
+        if self.delay is not None:
+            return self.delay.flush(final=final)
+        return [fold_batch for batch in self.batcher.flush(final=final)
+                for fold_batch in self.fanout.process(batch)]
