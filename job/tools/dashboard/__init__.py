@@ -8,12 +8,13 @@ no internet.
 
 This module holds the command's defaults and entry point only, so that the command line can
 name them without importing the web stack. The dashboard is a tool like its neighbours and reads
-records with them (``schema``, ``watch``); it never imports an engine.
+records with them (``schema``, ``watch``); it never imports an engine (it stops on a signal by
+the one rule of :mod:`foldstream.job.engines.stopping`, which imports none).
 
 Imports (the rule tests/test_layers.py checks)::
 
     may import:     foldstream.operators, foldstream.connectors, foldstream.job.exitcodes,
-                    foldstream.job.checks, foldstream.job.tools
+                    foldstream.job.checks, foldstream.job.tools, foldstream.job.engines.stopping
     never imports:  pyflink
 """
 
