@@ -128,7 +128,7 @@ class LearnerSpec:
         derive = self.fold_seeds and fold is not None
         if is_moa(self.model):  # MOA's classifiers (operators/moa.py)
             return MoaClassifier(self.model, self.options, fold if derive else None,
-                                 self.jvm_options)
+                                 self.jvm_options, self.params.get("seed"))
         if self.prototype is not None:
             if derive and "seed" in self.prototype._get_params():
                 return self.prototype.clone({"seed": derive_seed(self.prototype.seed, fold)})

@@ -27,10 +27,21 @@ them in the Python process through JPype: one JVM per process, started on first 
   ``EvaluatePrequentialCV`` does the same). A learner not trained yet, or with no votes, is not
   ready: a ``None`` prediction, scored wrong, as for river; otherwise the prediction is MOA's
   ``Utils.maxIndex`` of the votes (all-zero votes give the first class), as MOA's evaluators
-  take it. ``fold_seeds`` sets each fold's random seed (MOA's ``setRandomSeed``; MOA 24.07
-  keeps it off the command line) to :func:`~foldstream.operators.weights.derive_seed` of
-  MOA's default seed 1 and the fold. A Java exception quarantines the replica as a Python one
-  does (a ``learner_error`` record naming the Java class and message).
+  take it. A learner's random seed is MOA's ``setRandomSeed`` (MOA 24.07 keeps it off the
+  command line): ``params: {seed: 7}`` sets it, the one parameter a MOA learner takes (a
+  randomised design, ``meta.OzaBag``; a classifier that is not randomizable refuses it), and
+  ``fold_seeds`` sets each fold's to :func:`~foldstream.operators.weights.derive_seed` of that
+  seed (MOA's default 1 without one) and the fold, as for river's ``seed``. A Java exception
+  quarantines the replica as a Python one does (a ``learner_error`` record naming the Java
+  class and message).
+* **Nested.** A MOA classifier may also be the model of a parameter whose annotation names
+  :class:`MoaClassifier`: the ``model`` of :class:`~foldstream.operators.noise.NoiseFilter`
+  (``{model: moa.classifiers.trees.HoeffdingTree, options: "-g 100", params: {seed: 3}}``,
+  built by :func:`nested`), which keeps the batch path, one crossing per batch. River's own
+  ensembles do not take one: they would cross per example and expect river's whole interface.
+* **Processes.** JPype's JVM does not survive ``fork``: a process that forks workers after its
+  JVM started must spawn them instead (:func:`jvm_running` tells; ``foldstream experiment``
+  does so), and each worker starts its own JVM on first use.
 * **State.** :class:`MoaClassifier` pickles by Java serialisation of its learner (MOA's
   classifiers are ``Serializable``): the in-process engine's snapshots and Flink's keyed state
   hold those bytes.
@@ -42,6 +53,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 from operator import itemgetter
@@ -79,6 +91,17 @@ def is_moa(model: str) -> bool:
     (True, False)
     """
     return model.startswith("moa.")
+
+
+def jvm_running() -> bool:
+    """Whether this process has started its JVM (so a ``fork`` of it would inherit a JVM that
+    cannot work there: spawn workers instead). Never imports JPype itself.
+
+    >>> isinstance(jvm_running(), bool)
+    True
+    """
+    jpype = sys.modules.get("jpype")
+    return jpype is not None and bool(jpype.isJVMStarted())
 
 
 def configure_jvm(options: Sequence[str]) -> None:
@@ -216,26 +239,34 @@ def java_error(error: Any) -> str:
 
 def check_config(model: str, options: str, params: dict, args: list) -> None:
     """A MOA learner of the configuration: MOA's class and options (see :func:`check_learner`);
-    no river ``params`` or ``args``; a missing Java or jar as a configuration error.
+    of river's ``params`` only ``seed`` (an integer: MOA's random seed), no ``args``; a missing
+    Java or jar as a configuration error.
 
     >>> check_config("moa.classifiers.bayes.NaiveBayes", "", {"a": 1}, [])
     Traceback (most recent call last):
-    ValueError: params: a MOA classifier takes MOA's options ("-g 100"), not params
+    ValueError: params.a: a MOA classifier takes MOA's options ("-g 100") and a `seed`, not params
+    >>> check_config("moa.classifiers.meta.OzaBag", "", {"seed": "x"}, [])
+    Traceback (most recent call last):
+    ValueError: params.seed: MOA's random seed is an integer, got 'x'
     """
-    if params or args:
-        raise ValueError(f"{'params' if params else 'args'}: a MOA classifier takes MOA's "
-                         f"options (\"-g 100\"), not {'params' if params else 'args'}")
+    unknown = [key for key in params if key != "seed"]
+    if unknown or args:
+        where = f"params.{unknown[0]}" if unknown else "args"
+        raise ValueError(f"{where}: a MOA classifier takes MOA's options (\"-g 100\") and a "
+                         f"`seed`, not {'params' if unknown else 'args'}")
+    seed = params.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise ValueError(f"params.seed: MOA's random seed is an integer, got {seed!r}")
     try:
-        check_learner(model, options)
-    except DependencyError as error:
-        raise ValueError(f"model {model}: {error}") from None
-    except ValueError as error:
+        check_learner(model, options, seeded=seed is not None)
+    except (DependencyError, ValueError) as error:
         raise ValueError(f"model {model}: {error}") from None
 
 
-def check_learner(model: str, options: str = "") -> None:
+def check_learner(model: str, options: str = "", seeded: bool = False) -> None:
     """Raise ``ValueError`` with MOA's message unless ``model`` is a MOA classifier class and
-    ``options`` parse with MOA's own option parser (``validate`` calls it; starts the JVM)."""
+    ``options`` parse with MOA's own option parser (``validate`` calls it; starts the JVM);
+    ``seeded`` (a ``seed`` is given): unless the classifier is randomizable too."""
     if not model.startswith(MOA_PACKAGE):
         raise ValueError(f"a MOA classifier's class starts with {MOA_PACKAGE!r}: "
                          f"{MOA_PACKAGE}trees.HoeffdingTree, not {model!r}")
@@ -250,9 +281,12 @@ def check_learner(model: str, options: str = "") -> None:
     if not base.class_.isAssignableFrom(classifier):
         raise ValueError(f"{model} is not a MOA classifier (moa.classifiers.Classifier)")
     try:
-        FoldLearner.parse(cli_string(model, options))
+        parsed = FoldLearner.parse(cli_string(model, options))
     except jpype.JException as error:
         raise ValueError(f"options {options!r}: MOA says {java_error(error)}") from None
+    if seeded and not parsed.isRandomizable():
+        raise ValueError(f"params.seed: {model} is not randomizable (MOA's isRandomizable() is "
+                         f"false): a seed would change nothing; leave it out")
 
 
 def _as_error(text: str) -> Exception:
@@ -273,12 +307,15 @@ class MoaClassifier:
     :meth:`run_batch` otherwise: one crossing into Java per batch.
     """
 
+    seed: int | None = None  # (a class default: states pickled before it existed lack it)
+
     def __init__(self, model: str, options: str = "", seed_fold: int | None = None,
-                 jvm_options: Sequence[str] = ()):
+                 jvm_options: Sequence[str] = (), seed: int | None = None):
         self.model = model
         self.options = options
         self.seed_fold = seed_fold  # the fold whose seed is derived (fold_seeds), or None
         self.jvm_options = tuple(jvm_options)  # () : DEFAULT_JVM_OPTIONS
+        self.seed = seed  # MOA's random seed (None: MOA's own, unless seed_fold derives one)
         self.classes: list[Any] = []
         self.features: dict[str, int] = {}
         self.nominal: dict[int, dict[str, int]] = {}  # feature index -> value -> code
@@ -289,14 +326,28 @@ class MoaClassifier:
         if self._learner is None:
             FoldLearner = start_jvm(self.jvm_options or DEFAULT_JVM_OPTIONS)
             cli = cli_string(self.model, self.options)
-            seed = None if self.seed_fold is None else derive_seed(MOA_SEED, self.seed_fold)
+            seed = self.random_seed()
             import jpype
 
             self._learner = FoldLearner.create(cli, None if seed is None else jpype.JInt(seed))
         return self._learner
 
+    def random_seed(self) -> int | None:
+        """The seed MOA's ``setRandomSeed`` gets: ``seed`` (MOA's default 1 without one)
+        derived for ``seed_fold`` when there is one, else ``seed`` itself (None: not set).
+
+        >>> MoaClassifier("m").random_seed(), MoaClassifier("m", seed=7).random_seed()
+        (None, 7)
+        >>> MoaClassifier("m", seed_fold=2).random_seed() == derive_seed(MOA_SEED, 2)
+        True
+        """
+        if self.seed_fold is None:
+            return self.seed
+        return derive_seed(MOA_SEED if self.seed is None else self.seed, self.seed_fold)
+
     def clone(self) -> "MoaClassifier":
-        return MoaClassifier(self.model, self.options, self.seed_fold, self.jvm_options)
+        return MoaClassifier(self.model, self.options, self.seed_fold, self.jvm_options,
+                             self.seed)
 
     def __repr__(self) -> str:
         return f"MoaClassifier({cli_string(self.model, self.options)!r})"
@@ -446,6 +497,20 @@ class MoaClassifier:
         self._learner = None
         if data is not None:
             self._learner = start_jvm(self.jvm_options or DEFAULT_JVM_OPTIONS).fromBytes(data)
+
+
+def nested(model: str, options: str = "", seed: int | None = None) -> MoaClassifier:
+    """A MOA classifier as the ``{model: moa.classifiers..., options: ..., params: {seed: ...}}``
+    of a noise filter's ``model`` (operators/models.py resolves ``moa.`` to this): checked
+    as a learner's is (:func:`check_config`), then made. Its ``seed`` is used as given (a
+    learner's ``fold_seeds`` has already derived it for the fold).
+
+    >>> nested("moa.classifiers.bayes.NaiveBayes", seed=True)
+    Traceback (most recent call last):
+    ValueError: params.seed: MOA's random seed is an integer, got True
+    """
+    check_config(model, options, {} if seed is None else {"seed": seed}, [])
+    return MoaClassifier(model, options, seed=seed)
 
 
 def moa(learner: str) -> dict[str, str]:

@@ -45,11 +45,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from foldstream.operators.imports import import_object
+from foldstream.operators.moa import MoaClassifier, is_moa, nested
 
 log = logging.getLogger(__name__)
 
-#: The keys of a ``{model: ...}`` value nested in a learner's ``params`` or ``args``.
-NESTED_KEYS = ("model", "params", "args")
+#: The keys of a ``{model: ...}`` value nested in a learner's ``params`` or ``args``
+#: (``options``: a MOA classifier's only).
+NESTED_KEYS = ("model", "params", "args", "options")
 
 
 class SpecError(ValueError):
@@ -92,8 +94,15 @@ DATASET = ModelKind("a river dataset class", ("river.datasets.base.Dataset",), r
 
 
 def _moa_nested(dotted: str, kind: ModelKind) -> Any:
-    raise ValueError(f"{dotted!r}: a MOA classifier is a learner's own model (with its "
-                     f"`options`), not a parameter of a river model")
+    """A MOA classifier where a parameter's annotation names
+    :class:`~foldstream.operators.moa.MoaClassifier` (a noise filter's ``model``):
+    :func:`foldstream.operators.moa.nested` for it, which checks it with MOA when built.
+    River's own models (an ensemble's ``model``) call a MOA classifier example by example and
+    expect river's whole interface, so they do not take one."""
+    if not any(issubclass(c, MoaClassifier) for c in kind.classes()):
+        raise ValueError(f"{dotted!r}: a MOA classifier is a learner's own model (with its "
+                         f"`options`) or a noise filter's, not a parameter of a river model")
+    return functools.partial(nested, dotted)
 
 
 #: Resolvers of a model path by its prefix, tried before a Python import: each takes the path and
@@ -206,7 +215,7 @@ def _admits(annotation: Any) -> tuple[frozenset[str], tuple[type, ...], Any] | N
         return frozenset({"list"}), (), None
     if issubclass(annotation, _MAPPINGS):
         return frozenset({"mapping"}), (), None
-    if issubclass(annotation, RIVER_OBJECT.classes() + DATASET.classes()):
+    if issubclass(annotation, RIVER_OBJECT.classes() + DATASET.classes() + (MoaClassifier,)):
         return frozenset({"model"}), (annotation,), None
     return None  # another class (numpy's, ...): what YAML gives it is not ours to judge
 
@@ -405,8 +414,16 @@ def _value(value: Any, parameter: Parameter, fallback: ModelKind, key: str) -> A
         if unknown:
             raise SpecError(key, f"unknown keys {unknown}; a nested model takes "
                                  f"{list(NESTED_KEYS)}")
-        return check(value["model"], value.get("params"), value.get("args"),
-                     parameter.kind(fallback), key)
+        params = value.get("params")
+        if "options" in value:  # MOA's option string: an argument of its factory
+            if not is_moa(str(value["model"])):
+                raise SpecError(join_key(key, "options"), "only a MOA classifier "
+                                "(moa.classifiers....) takes options")
+            if params is not None and not isinstance(params, Mapping):
+                raise SpecError(join_key(key, "params"),
+                                f"expected a mapping of parameters, got {params!r}")
+            params = {**(params or {}), "options": value["options"]}
+        return check(value["model"], params, value.get("args"), parameter.kind(fallback), key)
     if isinstance(value, (list, tuple)):
         element = Parameter.of(inspect.Parameter(parameter.name, inspect.Parameter.KEYWORD_ONLY),
                                parameter.element if parameter.element is not None

@@ -13,6 +13,11 @@ far and the number of predictions it has made. Folds learn different weights (Po
 so their draws differ even with one ``seed``; with the learner spec's ``fold_seeds`` the seed
 itself differs per fold too. The wrapped model trains exactly as it would unwrapped (``w`` is
 passed on, or repeated for a model without a sample weight).
+
+Around a model with a batch path (a MOA classifier, operators/moa.py: one crossing into Java
+per batch), the filter has one too: the model predicts and trains on the whole batch, then the
+draws are made example by example in the same order, from the same state, as
+``predict_one``/``learn_one`` would make them, so either path gives the same predictions.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import random
 from river import base
 
 from foldstream.operators.learners import takes_weight
+from foldstream.operators.moa import MoaClassifier
 
 
 class NoiseFilter(base.Classifier):
@@ -32,7 +38,9 @@ class NoiseFilter(base.Classifier):
     ----------
     model
         The classifier to wrap (built from its spec in a configuration:
-        ``params: {model: {model: river.tree.HoeffdingTreeClassifier}, p_noise: 0.1, seed: 1}``).
+        ``params: {model: {model: river.tree.HoeffdingTreeClassifier}, p_noise: 0.1, seed: 1}``),
+        a river classifier or a MOA one (``{model: moa.classifiers.trees.HoeffdingTree,
+        options: "-g 100"}``, operators/moa.py).
     p_noise
         The probability of replacing a prediction, in ``[0, 1]``.
     seed
@@ -51,7 +59,8 @@ class NoiseFilter(base.Classifier):
     'a'
     """
 
-    def __init__(self, model: base.Classifier, p_noise: float = 0.1, seed: int | None = None):
+    def __init__(self, model: base.Classifier | MoaClassifier, p_noise: float = 0.1,
+                 seed: int | None = None):
         if not 0.0 <= p_noise <= 1.0:
             raise ValueError(f"p_noise must be in [0, 1], got {p_noise}")
         self.model = model
@@ -80,6 +89,35 @@ class NoiseFilter(base.Classifier):
 
     def predict_proba_one(self, x):
         return self.model.predict_proba_one(x)
+
+    @property
+    def run_batch(self):
+        """The batch path of a learner task (``FoldBatch`` -> predictions, scored, error), when
+        the wrapped model has one; otherwise absent (``AttributeError``), so the task calls
+        ``predict_one``/``learn_one``."""
+        if not hasattr(self.model, "run_batch"):
+            raise AttributeError(f"{type(self.model).__name__} has no batch path")
+        return self._run_batch
+
+    def _run_batch(self, batch, prequential: bool, lags: int):
+        pred, scored, error = self.model.run_batch(batch, prequential, lags)
+        # the examples the model got to: all, or up to its error (whose prediction stands
+        # when it failed learning)
+        end = len(pred) if error is None else error[0] - batch.start - (error[1] == "predict")
+        classes, p_noise = self._classes, self.p_noise
+        for i in range(end):
+            if scored[i]:
+                draw = random.Random(f"{self.seed}:{self._learned}:{self._predicted}")
+                self._predicted += 1
+                if classes and draw.random() < p_noise:
+                    pred[i] = batch.classes.index(draw.choice(classes))
+            w = batch.weights[i]
+            if w > 0:
+                label = batch.classes[batch.y[i]]
+                if label not in classes:
+                    classes.append(label)
+                self._learned += w
+        return pred, scored, error
 
     def predict_one(self, x, **kwargs):
         prediction = self.model.predict_one(x)

@@ -313,3 +313,18 @@ def test_docker_compose_v2_validates_the_file():
     if probe.returncode != 0:
         pytest.skip("docker has no compose plugin (docker compose)")
     _run_config(["docker", "compose"])
+
+
+def test_the_image_has_a_jdk_of_the_flink_images_java_and_moas_jar(dockerfile):
+    """MOA's learners compile operators/java/ with javac: the image's Java must be a JDK, the
+    Flink image's vendor and major version in its place (one Java), and the jar and class
+    are fetched and compiled at build time, readable by the flink user."""
+    jdk = re.search(r"^FROM\s+eclipse-temurin:(\d+)-jdk\S*\s+AS\s+(\S+)", dockerfile, re.M)
+    assert jdk, "a Temurin JDK stage"
+    flink = next(r for r in _dockerfile_images(dockerfile) if _split_image(r)[0] == "flink")
+    assert _split_image(flink)[1].endswith(f"-java{jdk.group(1)}")
+    assert re.search(rf"^COPY\s+--from={jdk.group(2)}\s+/opt/java/openjdk\s+/opt/java/openjdk\s*$",
+                     dockerfile, re.M)
+    assert "javac\" -version" in dockerfile
+    assert "ensure_classes(ensure_moa_jar())" in dockerfile
+    assert "chmod -R a+rX /opt/foldstream/jars" in dockerfile

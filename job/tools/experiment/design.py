@@ -62,14 +62,15 @@ class ExactNullConfig(_Strict):
     draws, around two copies of one deterministic learner (``model``, ``params``)."""
 
     model: str = Field("river.tree.HoeffdingTreeClassifier",
-                       description="a deterministic river classifier by dotted path")
+                       description="a deterministic classifier: river's by dotted path, or MOA's")
     params: dict[str, Any] = Field(default_factory=dict)
+    options: str = Field("", description="a MOA classifier's options")
     p_noise: float = Field(0.1, gt=0, le=1, description="the rate of both filters")
 
     @model_validator(mode="after")
     def _builds(self) -> "ExactNullConfig":
         try:
-            LearnerConfig(name="E", model=self.model, params=self.params)
+            LearnerConfig(name="E", model=self.model, params=self.params, options=self.options)
         except ValidationError as error:
             raise ValueError(format_errors(error).strip().removeprefix("(top level): ")) from None
         return self
@@ -169,7 +170,8 @@ class ExperimentConfig(_Strict):
             raise ValueError(f"learner: {self.learner.model} has no `seed` parameter (nor a "
                              f"nested model), so A and B would be one model; the design under "
                              f"test must be randomised (e.g. river.ensemble.BaggingClassifier "
-                             f"with seed: 1)")
+                             f"with seed: 1, or moa.classifiers.meta.OzaBag with params: "
+                             f"{{seed: 1}})")
         if not self.conditions.names():
             raise ValueError("conditions: every condition is off; nothing to measure")
         return self
@@ -337,7 +339,8 @@ def run_configs(experiment: ExperimentConfig, task: Task) -> list[Config]:
     def copy(role: str) -> dict[str, Any]:
         return {"model": design.model, "lags": design.lags,
                 "params": with_seed(dict(design.params), role_seed(seed, role)),
-                "args": with_seed(list(design.args), role_seed(seed, role))}
+                "args": with_seed(list(design.args), role_seed(seed, role)),
+                **({"options": design.options} if design.options else {})}
 
     def noisy(name: str, inner: dict[str, Any], p_noise: float) -> dict[str, Any]:
         return {"name": name, "model": NOISE_FILTER, "fold_seeds": True, "params": {
@@ -355,7 +358,8 @@ def run_configs(experiment: ExperimentConfig, task: Task) -> list[Config]:
         groups.append(designs)
     if c.exact_null is not None:
         e = c.exact_null
-        inner = {"model": e.model, "params": with_seed(dict(e.params), role_seed(seed, "E"))}
+        inner = {"model": e.model, "params": with_seed(dict(e.params), role_seed(seed, "E")),
+                 **({"options": e.options} if e.options else {})}
         groups.append([noisy("E1", inner, e.p_noise), noisy("E2", inner, e.p_noise)])
     source = dataset.source.model_dump()
     source.update(limit=experiment.n, stream=dataset.name)

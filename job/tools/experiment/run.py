@@ -149,7 +149,12 @@ class _Runner:
 
     def __enter__(self) -> "_Runner":
         if self.workers > 1:
-            context = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn")
+            from foldstream.operators.moa import jvm_running
+
+            # a JVM (a MOA learner's, started by the checks) does not survive a fork: spawn,
+            # and each worker starts its own
+            fork = hasattr(os, "fork") and not jvm_running()
+            context = multiprocessing.get_context("fork" if fork else "spawn")
             self.pool = context.Pool(self.workers, initializer=_quiet_worker)
         return self
 
