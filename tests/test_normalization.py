@@ -149,8 +149,11 @@ def test_binary_measure_is_the_measure_of_the_records(tp, fn, fp, tn, positive):
     assume(min(tp + fn, fp + tn, tp + fp, fn + tn) > 0)
     for name in NORMALIZABLE:
         mine = binary_measure(name, tp, fn, fp, tn)
-        if name in ("f1", "geometric_mean", "balanced_accuracy", "precision", "recall", "accuracy"):
+        if name in ("f1", "balanced_accuracy", "precision", "recall", "accuracy"):
             assert mine == values[name], name
+        elif name == "geometric_mean":  # one formula, but numpy's ** 0.5 is sqrt and a Python
+            # float's is pow: now and then one ulp apart (tp=1, fn=1, fp=43, tn=56, positive=0)
+            assert mine == pytest.approx(values[name], rel=4e-16, abs=0), name
         else:
             assert _same(mine, values[name]), name
 
