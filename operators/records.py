@@ -345,14 +345,20 @@ def alarm_record(stream: str, position: int, learner: str, fold: int, detector: 
 
 
 def verdict_record(stream: str, position: int, a: str, b: str, measure: str, verdict: str,
-                   previous: str, lower: float, upper: float, n: int, alpha: float) -> Record:
-    """A pair's live verdict changed at this report (docs/method.md §10, §12).
+                   previous: str, lower: float, upper: float, n: int, alpha: float,
+                   scope: str = "stream", since: int | None = None,
+                   segment: int | None = None) -> Record:
+    """A pair's live verdict of one scope changed at this report (docs/method.md §10, §12, §15).
 
-    >>> verdict_record("s", 900, "ht", "nb", "accuracy", "a_better", "undecided", -0.09, -0.01,
-    ...                900, 0.05)["verdict"]
-    'a_better'
+    ``scope`` is ``"stream"`` (§12: every example since ``since``, the first scored one) or
+    ``"regime"`` (§15: the examples of segment ``segment``, from ``since`` on).
+
+    >>> r = verdict_record("s", 900, "ht", "nb", "accuracy", "a_better", "undecided", -0.09,
+    ...                    -0.01, 900, 0.05, since=1)
+    >>> r["verdict"], r["scope"], r["since"], "segment" in r
+    ('a_better', 'stream', 1, False)
     """
-    return new_record(
+    record = new_record(
         "verdict", stream, position,
         a=a,
         b=b,
@@ -363,6 +369,29 @@ def verdict_record(stream: str, position: int, a: str, b: str, measure: str, ver
         upper=upper,
         n=n,
         alpha=alpha,
+        scope=scope,
+        since=since,
+    )
+    if segment is not None:
+        record["segment"] = segment
+    return record
+
+
+def drift_record(stream: str, position: int, learner: str, detector: str, quantity: str,
+                 folds: list[int], first: int) -> Record:
+    """Enough of a learner's folds alarmed within a window: a consensus drift (docs/method.md
+    §16).
+
+    >>> drift_record("s", 2900, "ht", "adwin", "loss", [1, 2, 3], 2100)["first"]
+    2100
+    """
+    return new_record(
+        "drift", stream, position,
+        learner=learner,
+        detector=detector,
+        quantity=quantity,
+        folds=list(folds),
+        first=first,
     )
 
 
