@@ -50,10 +50,12 @@ from foldstream.operators.consensus import Consensus
 from foldstream.operators.records import (
     FoldReport,
     alarm_record,
+    comparison_record,
     drift_record,
     learner_error_record,
-    new_record,
+    measures_record,
     pair_key,
+    ranking_record,
     unpack_bits,
     verdict_record,
 )
@@ -203,30 +205,14 @@ class Aggregator:
             for name in plan.learners
         }
         for name in plan.learners:
-            values = {}
-            for measure, fold_values in per_fold[name].items():
-                mean, std = stats.mean_std(fold_values)
-                values[measure] = {"mean": mean, "std": std, "folds": fold_values}
-            record = new_record(
-                "measures", self.stream, position,
-                learner=name,
-                mode=plan.mode,
-                prequential=plan.prequential,
-                folds=plan.folds,
-                window=dict(plan.window),
-                window_size=[r.learners[name]["window_size"] for r in folds],
-                values=values,
+            record = measures_record(
+                self.stream, position, name, plan.mode, plan.prequential, plan.folds,
+                dict(plan.window), [r.learners[name]["window_size"] for r in folds],
+                per_fold[name],
+                normalization=[r.normalization[name] for r in folds]
+                if folds[0].normalization else None,
+                delay=folds[0].delay,  # delayed labels (docs/method.md §13): the same on every fold
             )
-            if folds[0].normalization:
-                record["normalization"] = {
-                    key: [r.normalization[name][key] for r in folds]
-                    for key in ("positives", "negatives", "scaled")
-                }
-            delay = folds[0].delay
-            if delay is not None:  # delayed labels (docs/method.md §13): the same on every fold
-                record.update(labelled=delay.labelled, pending=delay.pending,
-                              expired=delay.expired, delay_mean=delay.delay_mean,
-                              delay_max=delay.delay_max)
             records.append(record)
             self.last_measures[name] = record
         sequential, regimes = self._advance_sequences(position, folds) \
@@ -238,24 +224,19 @@ class Aggregator:
             q = stats.q_statistic([p["loss_a"] for p in pair], [p["loss_b"] for p in pair])
             for measure in plan.compare:
                 va, vb = per_fold[a][measure], per_fold[b][measure]
-                record = new_record(
-                    "comparison", self.stream, position,
-                    measure=measure,
-                    a=a,
-                    b=b,
-                    alpha=plan.alpha,
-                    wilcoxon=stats.wilcoxon(va, vb, plan.alpha),
-                    sign=stats.sign_test(va, vb, plan.alpha),
-                    mcnemar=mcnemar,
-                    q=q,
+                live = None
+                if measure == VERDICT_MEASURE and sequential:
+                    live = sequential[a, b].as_record()
+                    if regimes:
+                        live["regime"] = regimes[a, b].as_record()
+                records.append(comparison_record(
+                    self.stream, position, measure, a, b, plan.alpha,
+                    stats.wilcoxon(va, vb, plan.alpha), stats.sign_test(va, vb, plan.alpha),
+                    mcnemar, q,
                     scope={"window": dict(plan.window),
                            "window_size": {"a": sizes[a], "b": sizes[b]}},
-                )
-                if measure == VERDICT_MEASURE and sequential:
-                    record["sequential"] = sequential[a, b].as_record()
-                    if regimes:
-                        record["sequential"]["regime"] = regimes[a, b].as_record()
-                records.append(record)
+                    sequential=live,
+                ))
         for (a, b), result in sequential.items():
             previous = self._verdicts[a, b]
             if result.verdict != previous:
@@ -275,8 +256,7 @@ class Aggregator:
             for measure in plan.compare:
                 ranking = stats.friedman_nemenyi(
                     [per_fold[name][measure] for name in plan.learners], plan.learners, plan.alpha)
-                records.append(new_record("ranking", self.stream, position, measure=measure,
-                                           **ranking))
+                records.append(ranking_record(self.stream, position, measure, ranking))
         return records
 
     def _advance_sequences(self, position: int, folds: list[FoldReport]

@@ -12,6 +12,7 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from typing import Any, Hashable
 
 import numpy as np
@@ -342,6 +343,121 @@ def alarm_record(stream: str, position: int, learner: str, fold: int, detector: 
         detector=detector,
         quantity=quantity,
     )
+
+
+NORMALIZATION_FIELDS = ("positives", "negatives", "scaled")
+"""The per-fold counts of a ``measures`` record's ``normalization`` object, in their order."""
+
+
+def measures_record(stream: str, position: int, learner: str, mode: str, prequential: bool,
+                    folds: int, window: Mapping[str, Any], window_size: Sequence[int],
+                    fold_values: Mapping[str, Sequence[float | None]],
+                    normalization: Sequence[Mapping[str, Any]] | None = None,
+                    delay: DelayCounts | None = None) -> Record:
+    """One learner's measures at a report, over its ``k`` folds (docs/method.md §10).
+
+    Parameters
+    ----------
+    stream, position, learner : str, int, str
+        Where the record belongs, and whose measures it holds.
+    mode, prequential, folds, window : str, bool, int, mapping
+        The evaluation's settings, copied into every ``measures`` record.
+    window_size : sequence of int
+        Each fold's window size at the report.
+    fold_values : mapping of str to sequence of float or None
+        Each measure's value on every fold, in fold order; the record holds their mean and
+        standard deviation (:func:`~foldstream.operators.stats.mean_std`) beside them.
+    normalization : sequence of mappings, optional
+        Each fold's normalisation counts (:data:`NORMALIZATION_FIELDS`) of this learner; the
+        field is written only when given.
+    delay : DelayCounts, optional
+        The label counts of a delayed stream (docs/method.md §13), the same on every fold; the
+        fields are written only when given.
+
+    Examples
+    --------
+    >>> record = measures_record("s", 4, "ht", "cv", True, 2, {"kind": "sliding", "size": 2},
+    ...                          [2, 2], {"accuracy": [0.5, 1.0]})
+    >>> record["values"]
+    {'accuracy': {'mean': 0.75, 'std': 0.3535533905932738, 'folds': [0.5, 1.0]}}
+    >>> "normalization" in record, "labelled" in record
+    (False, False)
+    """
+    from foldstream.operators.stats import mean_std  # it imports this module
+
+    values = {}
+    for measure, per_fold in fold_values.items():
+        mean, std = mean_std(per_fold)
+        values[measure] = {"mean": mean, "std": std, "folds": per_fold}
+    record = new_record(
+        "measures", stream, position,
+        learner=learner,
+        mode=mode,
+        prequential=prequential,
+        folds=folds,
+        window=dict(window),
+        window_size=list(window_size),
+        values=values,
+    )
+    if normalization:
+        record["normalization"] = {key: [counts[key] for counts in normalization]
+                                   for key in NORMALIZATION_FIELDS}
+    if delay is not None:
+        record.update(labelled=delay.labelled, pending=delay.pending, expired=delay.expired,
+                      delay_mean=delay.delay_mean, delay_max=delay.delay_max)
+    return record
+
+
+def comparison_record(stream: str, position: int, measure: str, a: str, b: str, alpha: float,
+                      wilcoxon: Mapping[str, Any], sign: Mapping[str, Any],
+                      mcnemar: Mapping[str, Any], q: Mapping[str, Any],
+                      sequential: Mapping[str, Any] | None = None,
+                      scope: Mapping[str, Any] | None = None) -> Record:
+    """The fold tests of a pair of learners on one measure at a report (docs/method.md §6, §10).
+
+    ``wilcoxon``, ``sign``, ``mcnemar`` and ``q`` are the tests' objects
+    (:mod:`~foldstream.operators.stats`); ``scope`` what the fold tests cover (``{window,
+    window_size: {a, b}}``: the window and each fold's window size of A and B); ``sequential``
+    the pair's confidence sequence
+    (:meth:`~foldstream.operators.sequential.SequentialResult.as_record`, with the regime
+    sequence inside as ``regime`` when on), written only when given (live verdicts on, the
+    verdict measure).
+
+    >>> record = comparison_record("s", 9, "accuracy", "ht", "nb", 0.05, {"reject": False},
+    ...                            {"reject": False}, {"reject": False}, {"q": 0.1})
+    >>> list(record)[4:], "sequential" in record
+    (['measure', 'a', 'b', 'alpha', 'wilcoxon', 'sign', 'mcnemar', 'q'], False)
+    """
+    record = new_record(
+        "comparison", stream, position,
+        measure=measure,
+        a=a,
+        b=b,
+        alpha=alpha,
+        wilcoxon=wilcoxon,
+        sign=sign,
+        mcnemar=mcnemar,
+        q=q,
+    )
+    if scope is not None:
+        record["scope"] = scope
+    if sequential is not None:
+        record["sequential"] = sequential
+    return record
+
+
+def ranking_record(stream: str, position: int, measure: str,
+                   ranking: Mapping[str, Any]) -> Record:
+    """The Friedman test and Nemenyi ranks of three or more learners on one measure
+    (docs/method.md §6, §10): ``ranking`` is
+    :func:`~foldstream.operators.stats.friedman_nemenyi`'s object, its fields in its order.
+
+    >>> ranking_record("s", 9, "accuracy", {"learners": ["a", "b", "c"], "p_value": 0.5})
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'schema': 1, 'type': 'ranking', 'stream': 's', 'position': 9, 'measure': 'accuracy',
+     'learners': ['a', 'b', 'c'], 'p_value': 0.5}
+    """
+    return new_record("ranking", stream, position, measure=measure, **ranking)
 
 
 def verdict_record(stream: str, position: int, a: str, b: str, measure: str, verdict: str,
