@@ -33,7 +33,7 @@ from pathlib import Path
 
 from foldstream.job import cli
 from foldstream.job.tools.dashboard.state import Cursor, DashboardState
-from foldstream.job.tools.schema import read_records
+from foldstream.job.tools.records import read_records
 
 MARKS = (10_000, 25_000, 50_000, 75_000)
 

@@ -19,7 +19,7 @@ message a run writes to Kafka goes through :func:`kafka_messages`:
 Parts rather than a short record saying what was dropped: a dashboard or ``foldstream watch``
 wants every number of every report, and a record put together from its parts is byte for byte
 what a file sink holds. :class:`Assembler` is the one reader of parts, used by every reader of
-records (:class:`foldstream.job.tools.schema.RecordReader`); a part whose record never completes
+records (:class:`foldstream.job.tools.records.RecordReader`); a part whose record never completes
 is reported, not dropped silently (:meth:`Assembler.incomplete`).
 """
 

@@ -26,10 +26,8 @@ writes, and :meth:`Results.from_jsonl` reads a run's file back.
 
 from __future__ import annotations
 
-import gzip
 import inspect
 import io
-import json
 import os
 import signal
 from collections.abc import Iterable, Mapping, Sequence
@@ -467,15 +465,16 @@ class Results:
 
     def __repr__(self) -> str:
         streams = list(dict.fromkeys(str(r.get("stream")) for r in self.records))
-        learners = list(dict.fromkeys(r.get("learner") for r in self.records
-                                      if r.get("type") == "measures"))
+        learners = list(dict.fromkeys(r.get("learner") for r in self._of("measures")))
         skipped = f", {self.skipped} skipped" if self.skipped else ""
         return (f"Results({len(self.records)} records, {len(self.rejected)} rejected{skipped}; "
                 f"stream{'s' if len(streams) != 1 else ''} {', '.join(streams) or '-'}; "
                 f"learners {', '.join(learners) or '-'})")
 
     def _of(self, kind: str) -> list[Record]:
-        return [r for r in self.records if r.get("type") == kind]
+        from foldstream.job.tools.records import of_type
+
+        return list(of_type(self.records, kind))
 
     # -- tables
     def measures(self, measure: str | Sequence[str] | None = None):
@@ -652,7 +651,8 @@ class Results:
         ValueError
             Without ``measures`` records, or on an unknown format.
         """
-        from foldstream.job.tools.plot import group_by_stream, save_figures, stream_figures
+        from foldstream.job.tools.plot import save_figures, stream_figures
+        from foldstream.job.tools.records import group_by_stream
 
         measures = [measures] if isinstance(measures, str) else list(measures)
         streams = group_by_stream(self.records)
@@ -698,9 +698,12 @@ class Results:
         >>> results.skipped, results.alarms()[["position", "learner", "detector"]].values.tolist()
         (2, [[3, 'ht', 'adwin']])
         """
-        from foldstream.job.tools.schema import RecordError, validate_record
+        from foldstream.job.tools.records import RecordError, RecordReader
+        from foldstream.job.tools.schema import validate_record
 
-        decoded, skipped = _read_lines(path)
+        reader = RecordReader(path)
+        decoded = list(reader)
+        skipped = reader.skipped
         records: list[Record] = []
         rejected: list[Record] = []
         for record in decoded:
@@ -711,38 +714,6 @@ class Results:
                 continue
             (rejected if record["type"] == "rejected" else records).append(record)
         return cls(records, rejected, skipped=skipped)
-
-
-def _read_lines(path) -> tuple[list[Any], int]:
-    """Decoded JSON lines of a file or topic, and how many were not JSON."""
-    from foldstream.job.tools.schema import RecordReader
-
-    text = os.fspath(path)
-    if not text.startswith("kafka://"):
-        with open(text, "rb") as handle:
-            gzipped = handle.read(2) == b"\x1f\x8b"
-        if gzipped:
-            from foldstream.connectors.parts import Assembler
-
-            decoded, skipped, parts = [], 0, Assembler()
-            with gzip.open(text, "rb") as handle:
-                for number, line in enumerate(handle, 1):
-                    if not line.strip():
-                        continue
-                    try:
-                        record = json.loads(line)
-                        if Assembler.is_part(record):  # a topic's messages, saved as they came
-                            whole = parts.take(record, f"{text}:{number}")
-                            if whole is None:
-                                continue
-                            record = json.loads(whole)
-                        decoded.append(record)
-                    except ValueError:
-                        skipped += 1
-            return decoded, skipped + len(parts.incomplete())
-    reader = RecordReader(text)
-    decoded = list(reader)
-    return decoded, reader.skipped
 
 
 _SEQUENTIAL = ("lower", "upper", "alpha", "verdict")

@@ -211,7 +211,7 @@ class Aggregator:
                 per_fold[name],
                 normalization=[r.normalization[name] for r in folds]
                 if folds[0].normalization else None,
-                delay=folds[0].delay,  # delayed labels (docs/method.md §13): the same on every fold
+                delay=folds[0].delay,  # delayed labels (docs/method.md §13): alike on every fold
             )
             records.append(record)
             self.last_measures[name] = record

@@ -48,6 +48,8 @@ __all__ = [
     "FoldVerdict",
     "decide",
     "fold_verdict",
+    "LIVE_VERDICTS",
+    "sequential_head",
     "sequential_text",
 ]
 
@@ -199,7 +201,32 @@ def _fold_values(measures: Mapping[str, Record], name: str,
     return record.get("values", {}).get(comparison["measure"], {}).get("folds")
 
 
-def sequential_text(verdict: str, a: str, b: str, lower: float, upper: float) -> str:
+LIVE_VERDICTS = (A_BETTER, B_BETTER, UNDECIDED)
+"""The values of a live verdict (docs/method.md §12), as the records hold them."""
+
+
+def sequential_head(verdict: str, a: str, b: str) -> str:
+    """A live verdict's short words, without its question: what a table cell shows.
+
+    >>> sequential_head("b_better", "ht", "nb"), sequential_head("undecided", "ht", "nb")
+    ('nb better', 'undecided')
+    >>> sequential_head("a_worse", "ht", "nb")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown live verdict 'a_worse'; expected one of a_better, b_better, undecided
+    """
+    if verdict == A_BETTER:
+        return BETTER.format(name=a)
+    if verdict == B_BETTER:
+        return BETTER.format(name=b)
+    if verdict == UNDECIDED:
+        return UNDECIDED_TEXT
+    raise ValueError(f"unknown live verdict {verdict!r}; "
+                     f"expected one of {', '.join(LIVE_VERDICTS)}")
+
+
+def sequential_text(verdict: str, a: str, b: str, lower: float | None = None,
+                    upper: float | None = None) -> str:
     """A live verdict of docs/method.md §12 in words, naming its question (:data:`ANY_TIME`).
 
     Parameters
@@ -208,9 +235,14 @@ def sequential_text(verdict: str, a: str, b: str, lower: float, upper: float) ->
         :data:`~foldstream.operators.sequential.A_BETTER`, ``B_BETTER`` or ``UNDECIDED``.
     a, b : str
         The learners' names, A first.
-    lower, upper : float
+    lower, upper : float, optional
         The interval for the difference of their error rates, A's minus B's (positive: B
-        better).
+        better); the words name it when both are given.
+
+    Raises
+    ------
+    ValueError
+        On a verdict that is none of :data:`LIVE_VERDICTS`.
 
     Examples
     --------
@@ -218,9 +250,10 @@ def sequential_text(verdict: str, a: str, b: str, lower: float, upper: float) ->
     'nb better (models, any time: error(ht) - error(nb) in [0.0067, 0.0333])'
     >>> sequential_text("undecided", "ht", "nb", -0.01, 0.02)
     'undecided (models, any time: error(ht) - error(nb) in [-0.0100, 0.0200])'
+    >>> sequential_text("a_better", "ht", "nb")
+    'ht better (models, any time)'
     """
-    heads = {A_BETTER: BETTER.format(name=a), B_BETTER: BETTER.format(name=b),
-             UNDECIDED: UNDECIDED_TEXT}
-    if verdict not in heads:
-        raise ValueError(f"unknown live verdict {verdict!r}; expected one of {', '.join(heads)}")
-    return _worded(heads[verdict], ANY_TIME, INTERVAL.format(a=a, b=b, lower=lower, upper=upper))
+    head = sequential_head(verdict, a, b)
+    if lower is None or upper is None:
+        return _worded(head, ANY_TIME)
+    return _worded(head, ANY_TIME, INTERVAL.format(a=a, b=b, lower=lower, upper=upper))

@@ -30,7 +30,7 @@ import pytest
 from foldstream.job import cli
 from foldstream.job.tools.dashboard.state import BoundedSeries, Cursor, DashboardState
 from foldstream.job.tools.report import gather, render_html, write_report
-from foldstream.job.tools.schema import read_records
+from foldstream.job.tools.records import read_records
 
 
 ROOT = Path(__file__).resolve().parents[1]

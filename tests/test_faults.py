@@ -26,7 +26,8 @@ from foldstream.job import cli, exitcodes
 from foldstream.job.config import ConfigError, load_config
 from foldstream.job.engines.inprocess import evaluate_to_list
 from foldstream.job.plans import make_plans, open_source
-from foldstream.job.tools.schema import read_records, validate_record
+from foldstream.job.tools.records import read_records
+from foldstream.job.tools.schema import validate_record
 from foldstream.operators.learners import LearnerSpec
 from foldstream.operators.records import DEAD_LETTER_MAX_BYTES
 

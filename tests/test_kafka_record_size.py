@@ -16,7 +16,8 @@ import re
 import pytest
 
 from foldstream.connectors.parts import Assembler, MESSAGE_OVERHEAD, fits, kafka_messages, split
-from foldstream.job.tools.schema import RecordReader, read_records, validate_record
+from foldstream.job.tools.records import RecordReader, read_records
+from foldstream.job.tools.schema import validate_record
 from foldstream.operators.records import dumps
 
 

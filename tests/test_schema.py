@@ -18,14 +18,8 @@ from foldstream.job import cli
 from foldstream.job.config import load_config
 from foldstream.job.engines.inprocess import evaluate_to_list
 from foldstream.job.plans import make_plans, open_source
-from foldstream.job.tools.schema import (
-    RecordError,
-    RecordReader,
-    RecordSource,
-    load_schema,
-    read_records,
-    validate_record,
-)
+from foldstream.job.tools.records import RecordError, RecordReader, RecordSource, read_records
+from foldstream.job.tools.schema import load_schema, validate_record
 from foldstream.operators.measures import MEASURES
 from foldstream.operators.normalization import NORMALIZABLE
 

@@ -20,7 +20,7 @@ from rich.console import Console
 
 from foldstream.job.tools.plot import group_by_stream, stream_figures
 from foldstream.job.tools.report import write_report
-from foldstream.job.tools.schema import read_records
+from foldstream.job.tools.records import read_records
 from foldstream.job.tools.tables import print_summary
 
 STREAM = "[/] a$b$c [bold]s[/bold]"

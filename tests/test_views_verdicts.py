@@ -27,7 +27,7 @@ from foldstream.job.tools.plot import (
     stream_figures,
     verdicts_figure,
 )
-from foldstream.job.tools.schema import read_records
+from foldstream.job.tools.records import read_records
 from foldstream.job.tools.tables import comparisons_table
 from foldstream.job.tools.watch import WatchState, watch
 from foldstream.operators.sequential import A_BETTER, UNDECIDED

@@ -14,7 +14,7 @@ from foldstream.job import cli
 from foldstream.job.config import load_config
 from foldstream.job.engines.inprocess import evaluate_to_list
 from foldstream.job.plans import make_plans, open_source
-from foldstream.job.tools.schema import RecordReader
+from foldstream.job.tools.records import RecordReader
 from foldstream.job.tools.watch import RateMeter, WatchState
 from foldstream.operators.records import Example
 from foldstream.operators.verdicts import fold_verdict

@@ -52,6 +52,7 @@ from foldstream.job import exitcodes
 from foldstream.job.config import Config, ConfigError, FileSource, GeneratorSource, LearnerConfig, \
     WindowConfig, apply_overrides, check_unique, format_errors, read_yaml
 from foldstream.job.tools.plot import literal
+from foldstream.job.tools.records import of_type
 from foldstream.job.tools.tables import typed
 from foldstream.operators.sequential import UNDECIDED
 from foldstream.operators.weights import derive_seed
@@ -479,8 +480,8 @@ def outcomes_of(records: Iterable[dict[str, Any]], wanted: Sequence[Pair]
     by_pair = {(p.a, p.b): p.condition for p in wanted}
     rejected: dict[str, dict[str, list[bool]]] = {p.condition: {t: [] for t in TESTS} for p in wanted}
     positions: dict[str, list[int]] = {p.condition: [] for p in wanted}
-    for record in records:
-        if record.get("type") != "comparison" or record.get("measure") != MEASURE:
+    for record in of_type(records, "comparison"):
+        if record.get("measure") != MEASURE:
             continue
         condition = by_pair.get((record["a"], record["b"]))
         if condition is None:
@@ -505,8 +506,8 @@ def outcomes_of(records: Iterable[dict[str, Any]], wanted: Sequence[Pair]
 def final_accuracy(records: Sequence[dict[str, Any]]) -> dict[str, float | None]:
     """Each learner's mean accuracy at its last ``measures`` record."""
     out: dict[str, float | None] = {}
-    for record in records:
-        if record.get("type") == "measures" and MEASURE in record.get("values", {}):
+    for record in of_type(records, "measures"):
+        if MEASURE in record.get("values", {}):
             out[record["learner"]] = record["values"][MEASURE]["mean"]
     return out
 

@@ -26,14 +26,14 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from foldstream.job.tools.schema import describe_window, read_records
+from foldstream.job.tools.records import StreamRecords, describe_window, group_by_stream, \
+    read_records
 from foldstream.operators.records import Record
 from foldstream.operators.sequential import UNDECIDED
-from foldstream.operators.verdicts import BETTER, sequential_text
+from foldstream.operators.verdicts import ANY_TIME, BETTER, sequential_text
 
 
 DEFAULT_MEASURES = ("accuracy", "kappa_m")
@@ -44,56 +44,6 @@ BAND_ALPHA = 0.18
 
 
 # ------------------------------------------------------------------------------------- data
-@dataclass
-class StreamRecords:
-    """The records of one stream, sorted out for drawing (each list in stream order)."""
-
-    stream: str
-    measures: dict[str, list[Record]] = field(default_factory=dict)  # per learner
-    comparisons: dict[tuple[str, str, str], list[Record]] = field(default_factory=dict)
-    rankings: dict[str, Record] = field(default_factory=dict)  # the last one per measure
-    alarms: list[Record] = field(default_factory=list)
-    verdicts: list[Record] = field(default_factory=list)  # changes of live verdicts
-
-    @property
-    def learners(self) -> list[str]:
-        return list(self.measures)
-
-    @property
-    def first(self) -> Record:
-        """A ``measures`` record, for what every one of them shares (window, mode, folds)."""
-        return next(iter(self.measures.values()))[0]
-
-    @property
-    def alpha(self) -> float | None:
-        for series in self.comparisons.values():
-            return series[-1]["alpha"]
-        return None
-
-
-def group_by_stream(records: Iterable[Record]) -> dict[str, StreamRecords]:
-    """Sort records by stream and type; summaries and rejected records are left out (the
-    summary repeats the last ``measures`` records)."""
-    streams: dict[str, StreamRecords] = {}
-    for record in records:
-        kind = record.get("type")
-        if kind not in ("measures", "comparison", "ranking", "alarm", "verdict"):
-            continue
-        data = streams.setdefault(record["stream"], StreamRecords(record["stream"]))
-        if kind == "measures":
-            data.measures.setdefault(record["learner"], []).append(record)
-        elif kind == "comparison":
-            key = (record["measure"], record["a"], record["b"])
-            data.comparisons.setdefault(key, []).append(record)
-        elif kind == "ranking":
-            data.rankings[record["measure"]] = record
-        elif kind == "verdict":
-            data.verdicts.append(record)
-        else:
-            data.alarms.append(record)
-    return {name: data for name, data in streams.items() if data.measures}
-
-
 def _number(value: Any) -> float:
     """A value to draw: JSON ``null`` (undefined) becomes NaN, which leaves a gap."""
     return math.nan if value is None else float(value)
@@ -384,7 +334,7 @@ def verdicts_figure(data: StreamRecords):
                      fontsize="small", loc="left")
         _finish_axes(ax, f"error({a}) − error({b})")
         _legend(ax)
-    figure.suptitle(literal(f"live verdicts on stream {data.stream}: models, any time "
+    figure.suptitle(literal(f"live verdicts on stream {data.stream}: {ANY_TIME} "
                             f"(docs/method.md §12)\n{_setup(data.first)}"), fontsize="medium")
     axes[-1].set_xlabel(literal(f"position in stream {data.stream} (examples)"))
     return figure
@@ -514,7 +464,7 @@ def plot_records(records: Iterable[Record], out_dir: str | os.PathLike[str] = "p
     Parameters
     ----------
     records : iterable of dict
-        Output records (docs/method.md §10), e.g. from :func:`foldstream.job.tools.schema.read_records`.
+        Output records (docs/method.md §10), e.g. from :func:`foldstream.job.tools.records.read_records`.
     out_dir : path
         The folder; created if missing.
     measures : sequence of str

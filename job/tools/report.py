@@ -27,14 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from foldstream.connectors.sinks import Named, check_outputs
-from foldstream.job.tools.dashboard.state import BadRecord, check_record, describe_record
-from foldstream.job.tools.plot import DEFAULT_MEASURES, DPI, StreamRecords, group_by_stream, \
-    stream_figures
-from foldstream.job.tools.schema import RecordReader, describe_window
+from foldstream.job.tools.plot import DEFAULT_MEASURES, DPI, stream_figures
+from foldstream.job.tools.records import BadRecord, RecordReader, StreamRecords, check_record, \
+    describe_record, describe_window, group_by_stream
 from foldstream.job.tools.tables import SUMMARY_MEASURES, fmt, fmt_p
 from foldstream.operators.aggregator import VERDICT_MEASURE
 from foldstream.operators.records import Record
-from foldstream.operators.verdicts import fold_verdict, sequential_text
+from foldstream.operators.verdicts import fold_verdict, sequential_head, sequential_text
 
 
 DEFAULT_OUT = "report.html"
@@ -68,7 +67,7 @@ class RunFacts:
 
 def gather(records: Iterable[Any], source: str = "", skipped: int = 0) -> RunFacts:
     """Sort a run's records for the report; leave out (and say why) those that break the
-    record contract (:func:`~foldstream.job.tools.dashboard.state.check_record`).
+    record contract (:func:`~foldstream.job.tools.records.check_record`).
 
     A configuration is shown when a record carries one: a record of type ``config`` or a
     ``config`` field of any record (today's records carry none; the report shows what is
@@ -242,15 +241,6 @@ def _tests_section(data: StreamRecords) -> str:
                           f"McNemar is example-based, for reference only (docs/method.md §6)")
 
 
-def _verdict_name(a: str, b: str, verdict: str, lower: float | None = None,
-                  upper: float | None = None) -> str:
-    """A live verdict in words (:func:`sequential_text`), or bare when it cannot be worded."""
-    try:
-        return sequential_text(verdict, a, b, lower, upper)
-    except (TypeError, ValueError):  # no interval, or a verdict of a later version
-        return {"a_better": f"{a} better", "b_better": f"{b} better"}.get(verdict, verdict)
-
-
 def _verdicts_section(data: StreamRecords, facts: StreamFacts) -> str:
     parts = []
     rows = []
@@ -259,8 +249,8 @@ def _verdicts_section(data: StreamRecords, facts: StreamFacts) -> str:
         if measure != VERDICT_MEASURE or not isinstance(sequential, dict):
             continue
         rows.append([_e(f"{a} vs {b}"),
-                     _e(_verdict_name(a, b, sequential.get("verdict", "?"),
-                                      sequential.get("lower"), sequential.get("upper"))),
+                     _e(sequential_text(sequential["verdict"], a, b, sequential.get("lower"),
+                                        sequential.get("upper"))),
                      _int(sequential.get("n")), _alpha(sequential.get("alpha"))])
     if rows:
         parts.append(_table(["pair", "live verdict", "n", "α per pair"], rows, numeric=(2, 3),
@@ -269,8 +259,8 @@ def _verdicts_section(data: StreamRecords, facts: StreamFacts) -> str:
         parts.append(_table(
             ["position", "pair", "from", "to", "interval", "n"],
             [[_int(v.get("position")), _e(f"{v.get('a')} vs {v.get('b')}"),
-              _e(_verdict_name(v.get("a"), v.get("b"), str(v.get("previous")))),
-              _e(_verdict_name(v.get("a"), v.get("b"), str(v.get("verdict")))),
+              _e(sequential_head(v["previous"], v["a"], v["b"])),
+              _e(sequential_head(v["verdict"], v["a"], v["b"])),
               f"[{_num(v.get('lower'), 4)}, {_num(v.get('upper'), 4)}]", _int(v.get("n"))]
              for v in facts.verdicts], numeric=(0, 4, 5), caption="verdict changes"))
     if not parts:

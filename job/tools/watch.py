@@ -2,7 +2,7 @@
 
 :class:`WatchState` holds what the table shows and knows nothing of terminals: ``update(record)``
 folds one output record in, ``render()`` returns a rich renderable. :func:`main` feeds it from a
-:class:`~foldstream.job.tools.schema.RecordReader` inside a rich ``Live`` display, until the input ends
+:class:`~foldstream.job.tools.records.RecordReader` inside a rich ``Live`` display, until the input ends
 (``--no-follow``) or Ctrl-C.
 """
 
@@ -20,7 +20,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from foldstream.job.tools.schema import RecordReader, describe_window
+from foldstream.job.tools.records import RecordReader, describe_window
 from foldstream.job.tools.tables import comparisons_table, fmt, fmt_p, typed
 from foldstream.operators.records import Record
 from foldstream.operators.sequential import UNDECIDED

@@ -1,6 +1,6 @@
 """The dashboard's web application: Starlette routes, server-sent events, reader threads.
 
-Why this shape: records arrive from blocking readers (:class:`~foldstream.job.tools.schema.
+Why this shape: records arrive from blocking readers (:class:`~foldstream.job.tools.records.
 RecordReader` follows a file with ``tail -f`` polling, and a Kafka topic with kafka-python's
 blocking consumer), so each source is read in a thread of its own into the shared, locked
 :class:`~.state.DashboardState`. Pages are served by Starlette on uvicorn's event loop. Each
@@ -40,7 +40,7 @@ from foldstream.job.tools.dashboard import DEFAULT_HOST, DEFAULT_INTERVAL, DEFAU
 from foldstream.job.tools.dashboard.guard import HostGuard, HostPolicy
 from foldstream.job.tools.dashboard.state import DEFAULT_HISTORY, MIN_HISTORY, Cursor, \
     DashboardState
-from foldstream.job.tools.schema import RecordReader, RecordSource
+from foldstream.job.tools.records import RecordReader, RecordSource
 
 
 OVERVIEW_EVERY_S = 1.0  # rates and "last record s ago" change with time: re-sent this often

@@ -15,7 +15,8 @@ curve.
 Records are checked as they are folded: one that does not follow the record contract of
 docs/method.md §10 (a missing field, a field of the wrong type, an unknown ``type``) is skipped
 and counted per source, never raised. The check is structural and cheap (a dashboard reads
-hundreds of records a second); ``foldstream schema --check`` is the full validation. Records
+hundreds of records a second), :func:`foldstream.job.tools.records.check_record`, the one every
+reader makes; ``foldstream schema --check`` is the full validation. Records
 of types and fields added later (``verdict``, ``comparison.sequential``, docs/method.md §12) are
 shown when present.
 
@@ -33,9 +34,17 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from foldstream.job.tools.schema import describe_window
+from foldstream.job.tools.records import (
+    BadRecord,
+    ComparisonPoint,
+    LiveVerdict,
+    MeasuresPoint,
+    check_record,
+    describe_record,
+)
 from foldstream.job.tools.watch import RateMeter
-from foldstream.operators.verdicts import fold_verdict, sequential_text
+from foldstream.operators.sequential import UNDECIDED
+from foldstream.operators.verdicts import fold_verdict, sequential_head, sequential_text
 
 
 DEFAULT_HISTORY = 2000  # points per curve; a page of ~1,500 px shows no more
@@ -43,10 +52,6 @@ MIN_HISTORY = 4
 DEFAULT_EVENTS = 500  # alarms and verdict changes kept per stream
 DEFAULT_MEASURE = "kappa_m"  # shown first when the stream reports it
 SKIPPED_KEPT = 20  # the latest messages about skipped lines, per source
-
-
-class BadRecord(ValueError):
-    """A record that does not follow the record contract; the message says what is wrong."""
 
 
 # ------------------------------------------------------------------------ bounded curves
@@ -148,264 +153,6 @@ class BoundedSeries:
         """The points from index ``start``: ``{"from", "x", "c": {column: values}}``."""
         return {"from": start, "x": [int(x) if x.is_integer() else x for x in self.xs[start:]],
                 "c": {name: self.column(name, start) for name in self.columns}}
-
-
-# --------------------------------------------------------------------------- the records
-def _text(record: Mapping[str, Any], key: str) -> str:
-    value = record.get(key)
-    if not isinstance(value, str) or not value:
-        raise BadRecord(f"{key!r} is {value!r}, not a non-empty string")
-    return value
-
-
-def _int(record: Mapping[str, Any], key: str) -> int:
-    value = record.get(key)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise BadRecord(f"{key!r} is {value!r}, not an integer >= 0")
-    return value
-
-
-def _num(value: Any, what: str) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise BadRecord(f"{what} is {value!r}, not a number or null")
-    return float(value)
-
-
-def _obj(record: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = record.get(key)
-    if not isinstance(value, Mapping):
-        raise BadRecord(f"{key!r} is {type(value).__name__}, not an object")
-    return value
-
-
-_NUMBERS = (int, float)  # exactly: a bool is no number here
-
-
-def _spread(folds: Any, what: str) -> tuple[float | None, float | None]:
-    """Min and max of the defined fold values (the hot path of a ``measures`` record)."""
-    if not isinstance(folds, list):
-        raise BadRecord(f"{what}.folds is not a list")
-    defined = [f for f in folds if f is not None]
-    for value in defined:
-        if type(value) not in _NUMBERS:
-            raise BadRecord(f"{what}.folds[] is {value!r}, not a number or null")
-    return (float(min(defined)), float(max(defined))) if defined else (None, None)
-
-
-@dataclass(frozen=True)
-class MeasuresPoint:
-    """What a ``measures`` record adds: per measure ``(mean, std, min, max)`` over the folds."""
-
-    learner: str
-    setup: tuple[str, int, bool, str]  # mode, folds, prequential, window
-    values: dict[str, tuple[float | None, ...]]
-    window: tuple[float | None, float | None, float | None]  # mean, min, max of window_size
-
-
-def parse_measures(record: Mapping[str, Any]) -> MeasuresPoint:
-    """The parts of a ``measures`` record the dashboard draws.
-
-    >>> point = parse_measures({"learner": "ht", "mode": "cv", "folds": 2, "prequential": True,
-    ...     "window": {"kind": "cumulative"}, "window_size": [10, 30],
-    ...     "values": {"accuracy": {"mean": 0.5, "std": 0.1, "folds": [0.4, 0.6]}}})
-    >>> point.values["accuracy"], point.window
-    ((0.5, 0.1, 0.4, 0.6), (20.0, 10.0, 30.0))
-    """
-    learner = _text(record, "learner")
-    window = _obj(record, "window")
-    if not isinstance(window.get("kind"), str):
-        raise BadRecord("'window' has no kind")
-    prequential = record.get("prequential")
-    if not isinstance(prequential, bool):
-        raise BadRecord(f"'prequential' is {prequential!r}, not a boolean")
-    setup = (_text(record, "mode"), _int(record, "folds"), prequential, describe_window(window))
-    sizes = record.get("window_size")
-    if not isinstance(sizes, list) or not sizes:
-        raise BadRecord("'window_size' is not a non-empty list")
-    sizes = [_num(s, "window_size[]") for s in sizes]
-    defined = [s for s in sizes if s is not None]
-    window_point = ((sum(defined) / len(defined), min(defined), max(defined)) if defined
-                    else (None, None, None))
-    values = {}
-    for name, value in _obj(record, "values").items():
-        if not isinstance(value, Mapping):
-            raise BadRecord(f"values.{name} is not an object")
-        low, high = _spread(value.get("folds"), f"values.{name}")
-        values[str(name)] = (_num(value.get("mean"), f"values.{name}.mean"),
-                             _num(value.get("std"), f"values.{name}.std"), low, high)
-    return MeasuresPoint(learner, setup, values, window_point)
-
-
-@dataclass(frozen=True)
-class LiveVerdict:
-    """A pair's live verdict (docs/method.md §12): from a ``comparison`` record's
-    ``sequential`` field or from a ``verdict`` record."""
-
-    a: str
-    b: str
-    position: int
-    verdict: str
-    lower: float | None
-    upper: float | None
-    n: int | None
-    alpha: float | None
-    estimate: float | None = None  # S_n / n, the mean loss difference of a minus b
-    previous: str | None = None  # of a verdict record: the verdict before the change
-
-
-def parse_sequential(record: Mapping[str, Any], position: int) -> LiveVerdict | None:
-    """The live verdict a ``comparison`` record carries, or ``None`` when it carries none.
-
-    >>> parse_sequential({"a": "x", "b": "y", "sequential": {"n": 10, "sum": 2.0,
-    ...     "variance": 1.0, "lower": -0.5, "upper": 0.9, "alpha": 0.05,
-    ...     "verdict": "undecided"}}, 10).estimate
-    0.2
-    """
-    sequential = record.get("sequential")
-    if sequential is None:
-        return None
-    if not isinstance(sequential, Mapping):
-        raise BadRecord("'sequential' is not an object")
-    n = _int(sequential, "n")
-    total = _num(sequential.get("sum"), "sequential.sum")
-    return LiveVerdict(
-        a=_text(record, "a"), b=_text(record, "b"), position=position,
-        verdict=_text(sequential, "verdict"),
-        lower=_num(sequential.get("lower"), "sequential.lower"),
-        upper=_num(sequential.get("upper"), "sequential.upper"),
-        n=n, alpha=_num(sequential.get("alpha"), "sequential.alpha"),
-        estimate=total / n if total is not None and n else None)
-
-
-def parse_verdict(record: Mapping[str, Any]) -> LiveVerdict:
-    """A ``verdict`` record (a pair's live verdict changed)."""
-    n = record.get("n")
-    return LiveVerdict(
-        a=_text(record, "a"), b=_text(record, "b"), position=_int(record, "position"),
-        verdict=_text(record, "verdict"), previous=record.get("previous"),
-        lower=_num(record.get("lower"), "lower"), upper=_num(record.get("upper"), "upper"),
-        n=_int(record, "n") if n is not None else None, alpha=_num(record.get("alpha"), "alpha"))
-
-
-@dataclass(frozen=True)
-class ComparisonPoint:
-    """What a ``comparison`` record adds: the fold tests' p-values and wins, and the live
-    verdict when the record carries one."""
-
-    measure: str
-    a: str
-    b: str
-    wilcoxon: float | None
-    sign: float | None
-    wins: tuple[int, int]
-    alpha: float
-    live: LiveVerdict | None
-
-
-def parse_comparison(record: Mapping[str, Any]) -> ComparisonPoint:
-    """The parts of a ``comparison`` record the dashboard shows; the McNemar and Q objects are
-    checked, not kept (the report shows them)."""
-    wilcoxon, sign = _obj(record, "wilcoxon"), _obj(record, "sign")
-    _int(sign, "ties")
-    _num(_obj(record, "mcnemar").get("p_value"), "mcnemar.p_value")
-    _num(_obj(record, "q").get("value"), "q.value")
-    alpha = _num(record.get("alpha"), "alpha")
-    if alpha is None:
-        raise BadRecord("'alpha' is null")
-    return ComparisonPoint(
-        _text(record, "measure"), _text(record, "a"), _text(record, "b"),
-        _num(wilcoxon.get("p_value"), "wilcoxon.p_value"),
-        _num(sign.get("p_value"), "sign.p_value"),
-        (_int(sign, "wins_a"), _int(sign, "wins_b")), alpha,
-        parse_sequential(record, _int(record, "position")))
-
-
-def parse_ranking(record: Mapping[str, Any]) -> dict[str, Any]:
-    """A ``ranking`` record as the page shows it: ranks sorted best first."""
-    learners, ranks = record.get("learners"), record.get("average_ranks")
-    if not isinstance(learners, list) or not isinstance(ranks, list) \
-            or len(learners) != len(ranks):
-        raise BadRecord("'learners' and 'average_ranks' are not lists of one length")
-    friedman = _obj(record, "friedman")
-    return {"measure": _text(record, "measure"), "position": _int(record, "position"),
-            "ranks": sorted(([str(n), _num(r, "average_ranks[]")] for n, r in zip(learners, ranks)),
-                            key=lambda item: math.inf if item[1] is None else item[1]),
-            "friedman": _num(friedman.get("p_value"), "friedman.p_value"),
-            "cd": _num(record.get("critical_difference"), "critical_difference")}
-
-
-def parse_alarm(record: Mapping[str, Any]) -> tuple[int, str, int, str]:
-    """``(position, learner, fold, detector)`` of an ``alarm`` record."""
-    return (_int(record, "position"), _text(record, "learner"), _int(record, "fold"),
-            _text(record, "detector"))
-
-
-def parse_summary(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The counts and timing of a ``summary`` record."""
-    wall = _num(record.get("wall_time_s"), "wall_time_s")
-    if wall is None:
-        raise BadRecord("'wall_time_s' is null")
-    if not isinstance(record.get("measures"), list):
-        raise BadRecord("'measures' is not a list")
-    return {"position": _int(record, "position"),
-            "examples_read": _int(record, "examples_read"),
-            "examples_rejected": _int(record, "examples_rejected"),
-            "wall_time_s": wall,
-            "examples_per_second": _num(record.get("examples_per_second"),
-                                        "examples_per_second")}
-
-
-_PARSERS = {
-    "measures": parse_measures,
-    "comparison": parse_comparison,
-    "verdict": parse_verdict,
-    "ranking": parse_ranking,
-    "alarm": parse_alarm,
-    "summary": parse_summary,
-}
-
-
-def check_record(record: Any) -> tuple[str, Any]:
-    """Check that ``record`` follows the record contract as far as a reader of it needs.
-
-    Structural and cheap (microseconds, where the JSON Schema takes milliseconds): the fields a
-    dashboard or a report reads are there and of their type. A ``rejected`` record needs only
-    its type (its stream and position may be null).
-
-    Returns
-    -------
-    tuple
-        The record's type and what the dashboard takes from it (``None`` for ``rejected``).
-
-    Raises
-    ------
-    BadRecord
-        Naming what is wrong.
-
-    Examples
-    --------
-    >>> check_record({"schema": 1, "type": "alarm", "stream": "s", "position": 3,
-    ...               "learner": "ht", "fold": 0, "detector": "adwin", "quantity": "loss"})
-    ('alarm', (3, 'ht', 0, 'adwin'))
-    >>> check_record({"schema": 1, "type": "alarm", "stream": "s", "position": -1})
-    Traceback (most recent call last):
-    BadRecord: 'position' is -1, not an integer >= 0
-    """
-    if not isinstance(record, Mapping):
-        raise BadRecord("not a JSON object")
-    if record.get("schema") != 1:
-        raise BadRecord(f"schema {record.get('schema')!r} is not 1")
-    kind = record.get("type")
-    if kind == "rejected":
-        return kind, None
-    parse = _PARSERS.get(kind)
-    if parse is None:
-        raise BadRecord(f"unknown type {kind!r}")
-    _text(record, "stream")
-    _int(record, "position")
-    return kind, parse(record)
 
 
 @dataclass
@@ -789,42 +536,14 @@ def _meta(stream: StreamHistory, pmeasure: str | None) -> dict[str, Any]:
     }
 
 
-def live_text(verdict: str, a: str, b: str, lower: float | None, upper: float | None) -> str:
-    """A live verdict in the words of :func:`~foldstream.operators.verdicts.sequential_text`;
-    the bare verdict when its interval is unknown or the verdict is not one of the three.
-
-    >>> live_text("a_better", "ht", "nb", -0.03, -0.01)
-    'ht better (models, any time: error(ht) - error(nb) in [-0.0300, -0.0100])'
-    >>> live_text("someday", "ht", "nb", None, None)
-    'someday'
-    """
-    if lower is None or upper is None:
-        return verdict
-    try:
-        return sequential_text(verdict, a, b, lower, upper)
-    except ValueError:
-        return verdict
-
-
 def _live(v: LiveVerdict) -> dict[str, Any]:
     return {"a": v.a, "b": v.b, "position": v.position, "verdict": v.verdict,
             "previous": v.previous, "lower": v.lower, "upper": v.upper, "n": v.n,
             "alpha": v.alpha, "estimate": v.estimate,
-            "text": live_text(v.verdict, v.a, v.b, v.lower, v.upper)}
-
-
-def describe_record(record: Any) -> str:
-    """A record named in a message by its type, stream and position.
-
-    >>> describe_record({"type": "alarm", "stream": "s", "position": 3})
-    "alarm record (stream 's', position 3)"
-    """
-    if not isinstance(record, Mapping):
-        return "record"
-    kind = record.get("type")
-    where = ", ".join(f"{k} {record[k]!r}" for k in ("stream", "position") if k in record)
-    name = f"{kind} record" if isinstance(kind, str) else "record"
-    return f"{name} ({where})" if where else name
+            "decided": v.verdict != UNDECIDED,  # the page's colour; the words are verdicts.py's
+            "head": sequential_head(v.verdict, v.a, v.b),
+            "previous_head": None if v.previous is None else sequential_head(v.previous, v.a, v.b),
+            "text": sequential_text(v.verdict, v.a, v.b, v.lower, v.upper)}
 
 
 _APPLY = {
@@ -837,8 +556,5 @@ _APPLY = {
 }
 
 
-__all__ = ["BadRecord", "BoundedSeries", "ComparisonPoint", "Cursor", "DEFAULT_HISTORY",
-           "DashboardState", "LiveVerdict", "MeasuresPoint", "SourceStatus", "StreamHistory",
-           "check_record", "describe_record", "live_text", "parse_alarm", "parse_comparison",
-           "parse_measures", "parse_ranking", "parse_sequential", "parse_summary",
-           "parse_verdict"]
+__all__ = ["BoundedSeries", "Cursor", "DEFAULT_HISTORY", "DashboardState", "SourceStatus",
+           "StreamHistory"]

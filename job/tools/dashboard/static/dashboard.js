@@ -58,11 +58,6 @@
     return String(text).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;",
                                                       '"': "&quot;", "'": "&#39;"}[c]));
   }
-  function verdictText(v) {
-    if (v.verdict === "a_better") return `${v.a} better`;
-    if (v.verdict === "b_better") return `${v.b} better`;
-    return v.verdict;
-  }
 
   // ------------------------------------------------------------------- the events
   function connect() {
@@ -468,7 +463,7 @@
     legend("sequential", names.map((n, i) => {
       const v = live[n];
       return {label: n.replace("|", " − "), color: color(i),
-              value: v ? `${verdictText(v)}, [${fmt(v.lower, 4)}, ${fmt(v.upper, 4)}]` : ""};
+              value: v ? `${v.head}, [${fmt(v.lower, 4)}, ${fmt(v.upper, 4)}]` : ""};
     }));
   }
 
@@ -505,8 +500,8 @@
           : "<td>—</td>" + numCell("—") + numCell("—") + numCell("—") + "<td>—</td>";
         const v = i === 0 ? live.get(key) : undefined;
         if (v) {
-          const cls = v.verdict === "undecided" ? "verdict-undecided" : "verdict-decided";
-          html += `<td class="${cls}" title="${esc(v.text)}">${esc(verdictText(v))}</td>` +
+          const cls = v.decided ? "verdict-decided" : "verdict-undecided";
+          html += `<td class="${cls}" title="${esc(v.text)}">${esc(v.head)}</td>` +
             numCell(`[${fmt(v.lower, 4)}, ${fmt(v.upper, 4)}]`) + numCell(fmtInt(v.n)) +
             numCell(v.alpha === null ? "—" : v.alpha.toPrecision(3));
         } else if (live.size) {
@@ -528,8 +523,8 @@
     $("changes").innerHTML = "<thead><tr><th class=num>position</th><th>pair</th><th>from</th>" +
       "<th>to</th><th class=num>interval</th></tr></thead><tbody>" +
       changes.map((v) => "<tr>" + numCell(fmtInt(v.position)) +
-        `<td>${esc(v.a)} vs ${esc(v.b)}</td><td>${esc(v.previous || "")}</td>` +
-        `<td class=verdict-decided title="${esc(v.text)}">${esc(verdictText(v))}</td>` +
+        `<td>${esc(v.a)} vs ${esc(v.b)}</td><td>${esc(v.previous_head || "")}</td>` +
+        `<td class=verdict-decided title="${esc(v.text)}">${esc(v.head)}</td>` +
         numCell(`[${fmt(v.lower, 4)}, ${fmt(v.upper, 4)}]`) + "</tr>").join("") + "</tbody>";
   }
 
