@@ -20,6 +20,7 @@ from foldstream.operators.consensus import Consensus, consensus_folds
 from foldstream.operators.sequential import (
     A_BETTER,
     B_BETTER,
+    UNDECIDED,
     PairSequence,
     RegimeSequence,
     boundary_array,
@@ -219,6 +220,45 @@ def test_validity_under_drift_and_power_after_a_flip():
     turned, (q1, median, q3), decided = simulate_flip(500, 20_000, 2_016)
     assert turned >= 0.95 and median < 3_000
     assert decided <= 0.2  # the whole stream's mean is 0: the stream verdict mostly stays open
+
+
+# ----------------------------------------------------------------------------------------------
+# end to end (docs/experiments/regime.py): the regime verdict turns, the stream verdict stays;
+# two equal learners on a drifting stream get no verdict of either scope
+# ----------------------------------------------------------------------------------------------
+
+
+def _experiment():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "docs" / "experiments" / "regime.py"
+    spec = importlib.util.spec_from_file_location("regime_experiment", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_end_to_end_the_regime_verdict_turns_and_equal_learners_get_none(tmp_path):
+    experiment = _experiment()
+    stream = tmp_path / "runs.csv"
+    change = experiment.write_stream(stream, runs=6_000, iid=9_000)
+    records = experiment.run(stream, experiment.CHANGE, tmp_path / "change.jsonl")
+    live = experiment.last_live(records)
+    assert live["verdict"] == A_BETTER  # nochange, over the whole stream: its early lead stays
+    assert live["regime"]["verdict"] == B_BETTER and live["regime"]["since"] > change
+    turned = [(p, v) for p, scope, v in experiment.verdicts(records) if scope == "regime"]
+    assert turned[-1][1] == B_BETTER and turned[-1][0] > change
+    assert all(v != B_BETTER for p, scope, v in experiment.verdicts(records) if scope == "stream")
+    # the records say what each verdict covers
+    regime_records = [r for r in records if r["type"] == "verdict" and r["scope"] == "regime"]
+    assert all(r["since"] is not None and r["segment"] >= 1 for r in regime_records)
+    comparison = [r for r in records if r["type"] == "comparison"][-1]
+    assert comparison["scope"]["window"]["kind"] == "adwin"
+    assert len(comparison["scope"]["window_size"]["a"]) == 5
+    equal = experiment.run(stream, experiment.EQUAL, tmp_path / "equal.jsonl")
+    assert experiment.verdicts(equal) == []
+    assert experiment.last_live(equal)["regime"]["verdict"] == UNDECIDED
 
 
 if __name__ == "__main__":
