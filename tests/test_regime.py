@@ -261,6 +261,76 @@ def test_end_to_end_the_regime_verdict_turns_and_equal_learners_get_none(tmp_pat
     assert experiment.last_live(equal)["regime"]["verdict"] == UNDECIDED
 
 
+# ----------------------------------------------------------------------------------------------
+# regime off and no consensus: the records of before, but for the scope fields
+# ----------------------------------------------------------------------------------------------
+
+SCOPE_FIELDS = {"comparison": ("scope",), "verdict": ("scope", "since")}
+"""The fields every run gained (what the fold tests and the live verdicts cover)."""
+
+
+def without_new(record: dict, scope: bool = True) -> dict | None:
+    """``record`` as a run with ``evaluation.verdicts.regime: false`` and no consensus writes it
+    (``None``: such a run writes no such record); with ``scope``, also without the scope fields,
+    as before them."""
+    kind = record.get("type")
+    if kind == "drift" or (kind == "verdict" and record.get("scope") == "regime"):
+        return None
+    record = dict(record)
+    if kind == "comparison" and "sequential" in record:
+        record["sequential"] = {k: v for k, v in record["sequential"].items() if k != "regime"}
+    if scope:
+        for key in SCOPE_FIELDS.get(kind, ()):
+            record.pop(key, None)
+    return record
+
+
+def test_regime_off_and_no_consensus_change_nothing_else(tmp_path):
+    from foldstream.job.config import load_config
+    from foldstream.job.engines.inprocess import evaluate_to_list
+    from foldstream.job.plans import make_plans, open_source
+    from foldstream.operators.records import dumps
+
+    def run(*overrides):
+        config = load_config(None, ["source.limit=3000", "evaluation.folds=4", *overrides])
+        records, _ = evaluate_to_list(make_plans(config), open_source(config))
+        return [r for r in records if r["type"] != "summary"]
+
+    full = run()
+    off = run("evaluation.verdicts.regime=false", "evaluation.alarms.consensus=null")
+    assert any(r["type"] == "drift" for r in full)
+    assert any("regime" in r.get("sequential", {}) for r in full)
+    assert not any(r["type"] == "drift" or r.get("scope") == "regime" for r in off)
+    stripped = [dumps(r) for r in map(lambda r: without_new(r, scope=False), full) if r]
+    assert stripped == [dumps(r) for r in off]
+    per_fold_off = run("evaluation.alarms.per_fold=false")
+    assert not any(r["type"] == "alarm" for r in per_fold_off)
+    assert [r for r in per_fold_off if r["type"] == "drift"] == \
+        [r for r in full if r["type"] == "drift"]
+
+
+def compare_golden(old: str, new: str) -> int:
+    """Compare an older golden file with a new one without the new records and fields; print
+    the counts and return the number of records that differ."""
+    import gzip
+    import json
+
+    def load(path):
+        with gzip.open(path, "rt", encoding="utf-8") as handle:
+            return [json.loads(line) for line in handle]
+
+    before, after = load(old), load(new)
+    kept = [r for r in (without_new(r) for r in after) if r is not None]
+    dump = lambda r: json.dumps(r, separators=(",", ":"), ensure_ascii=False)  # noqa: E731
+    differ = sum(dump(a) != dump(b) for a, b in zip(before, kept)) + abs(len(before) - len(kept))
+    print(f"old {len(before)} records, new {len(after)} ({len(after) - len(kept)} new records "
+          f"left out), {differ} differ once the new fields are left out")
+    return differ
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--compare-golden"]:
+    sys.exit(1 if compare_golden(sys.argv[2], sys.argv[3]) else 0)
+
 if __name__ == "__main__":
     null = simulate_null(2_000, 20_000, 2_015)
     print(f"null: excluded ever {null[0]:.4f}, mean segments {null[1]:.2f}")
