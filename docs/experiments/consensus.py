@@ -15,13 +15,14 @@ Run ``python docs/experiments/consensus.py`` (several minutes on two cores); it 
 
 from __future__ import annotations
 
-import json
 import statistics
 import sys
 import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from regime import run_config  # noqa: E402  (the one way these experiments run foldstream)
 SEEDS = (1, 2, 3, 4, 5)
 LENGTH = 30_000
 DRIFT = 15_000
@@ -32,8 +33,6 @@ FOLDS = 10
 
 def run(seed: int, out: Path) -> list[dict]:
     """One end-to-end run (``foldstream run``, in-process engine); its records."""
-    from foldstream.job import cli
-
     sea = "river.datasets.synth.SEA"
     config = {
         "source": {"kind": "generator", "model": "river.datasets.synth.ConceptDriftStream",
@@ -49,12 +48,7 @@ def run(seed: int, out: Path) -> list[dict]:
         "sink": {"kind": "file", "path": str(out)},
         "engine": {"kind": "inprocess"},
     }
-    path = out.with_suffix(".yaml")
-    path.write_text(json.dumps(config), encoding="utf-8")  # JSON is YAML
-    code = cli.main(["run", str(path), "--quiet"])
-    if code != 0:
-        raise RuntimeError(f"foldstream run exited {code}")
-    return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    return run_config(config, out)
 
 
 def measure(records: list[dict], detector: str) -> dict[str, float | None]:

@@ -55,10 +55,20 @@ def write_stream(path: Path, runs: int = 20_000, iid: int = 20_000, run_length: 
     return runs
 
 
-def run(stream: Path, learners: list[dict], out: Path, folds: int = 5) -> list[dict]:
-    """``foldstream run`` (in-process engine) on ``stream`` with ``learners``; the records."""
+def run_config(config: dict, out: Path) -> list[dict]:
+    """``foldstream run`` of ``config`` (its sink the file ``out``); the records."""
     from foldstream.job import cli
 
+    path = out.with_suffix(".yaml")
+    path.write_text(json.dumps(config), encoding="utf-8")  # JSON is YAML
+    code = cli.main(["run", str(path), "--quiet"])
+    if code != 0:
+        raise RuntimeError(f"foldstream run exited {code}")
+    return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+
+
+def run(stream: Path, learners: list[dict], out: Path, folds: int = 5) -> list[dict]:
+    """``foldstream run`` (in-process engine) on ``stream`` with ``learners``; the records."""
     config = {
         "source": {"kind": "file", "path": str(stream), "label": "y", "stream": "runs"},
         "evaluation": {"mode": "bootstrap", "folds": folds, "seed": 1, "report_every": 1000,
@@ -68,12 +78,7 @@ def run(stream: Path, learners: list[dict], out: Path, folds: int = 5) -> list[d
         "sink": {"kind": "file", "path": str(out)},
         "engine": {"kind": "inprocess"},
     }
-    path = out.with_suffix(".yaml")
-    path.write_text(json.dumps(config), encoding="utf-8")  # JSON is YAML
-    code = cli.main(["run", str(path), "--quiet"])
-    if code != 0:
-        raise RuntimeError(f"foldstream run exited {code}")
-    return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    return run_config(config, out)
 
 
 def verdicts(records: list[dict]) -> list[tuple[int, str, str]]:
