@@ -309,6 +309,18 @@ def test_regime_off_and_no_consensus_change_nothing_else(tmp_path):
         [r for r in full if r["type"] == "drift"]
 
 
+@pytest.mark.parametrize("override, key", [
+    ("evaluation.alarms.consensus.folds=11", "alarms.consensus.folds"),
+    ("evaluation.alarms.consensus.window=0", "evaluation.alarms.consensus.window"),
+    ("evaluation.verdicts.regime_delta=2", "evaluation.verdicts.regime_delta"),
+])
+def test_bad_settings_fail_at_start_naming_the_key(override, key):
+    from foldstream.job.config import ConfigError, load_config
+
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        load_config(None, [override])
+
+
 def compare_golden(old: str, new: str) -> int:
     """Compare an older golden file with a new one without the new records and fields; print
     the counts and return the number of records that differ."""
