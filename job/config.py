@@ -22,7 +22,8 @@ from foldstream.operators.evaluator import REPORT_EVERY
 from foldstream.operators.measures import MEASURES
 from foldstream.operators.moa import DEFAULT_JVM_OPTIONS, check_config, configure_jvm, is_moa
 from foldstream.operators.normalization import MAX_MATRICES, NORMALIZABLE
-from foldstream.operators.sequential import V_MIN
+from foldstream.operators.consensus import CONSENSUS_WINDOW
+from foldstream.operators.sequential import REGIME_DELTA, V_MIN
 from foldstream.operators.records import DEAD_LETTER_MAX_BYTES
 from foldstream.operators.windows import ADWIN_DELTA, FADING_ALPHA, PARAMETER_CHECKS, WindowSpec, \
     check_alpha, check_delta
@@ -181,6 +182,16 @@ class PageHinkleyConfig(_Strict):
                                                                   "down: a falling one; both")
 
 
+class ConsensusConfig(_Strict):
+    """Consensus drift (docs/method.md §16): a `drift` record when folds agree."""
+
+    window: int = Field(CONSENSUS_WINDOW, ge=1, description="w: the folds' most recent alarms "
+                                                            "must lie within this many examples")
+    folds: int | None = Field(None, ge=1, description="q: how many folds must agree (default: "
+                                                      "half of the folds, rounded up; 1 in "
+                                                      "single mode)")
+
+
 class AlarmsConfig(_Strict):
     page_hinkley: PageHinkleyConfig | None = Field(
         default_factory=PageHinkleyConfig, description="Page-Hinkley's alarms (docs/method.md "
@@ -192,6 +203,10 @@ class AlarmsConfig(_Strict):
     _delta = field_validator("adwin_delta")(check_delta)
     quantity: Literal["loss"] = Field("loss", description="what the detectors watch: each "
                                                           "(learner, fold)'s 0/1 loss")
+    per_fold: bool = Field(True, description="an `alarm` record for every alarm of every fold")
+    consensus: ConsensusConfig | None = Field(
+        None, description="`drift` records, the alarms the folds agree on (docs/method.md §16); "
+                          "null: none")
 
 
 class VerdictsConfig(_Strict):
@@ -205,6 +220,13 @@ class VerdictsConfig(_Strict):
     v_min: float = Field(V_MIN, gt=0, allow_inf_nan=False,
                          description="m: below this variance the boundary stays at u(m), so no "
                                      "verdict comes from the first handful of examples")
+    regime: bool = Field(True, description="regime verdicts (docs/method.md §15): a live "
+                                           "verdict since the comparison last changed, beside "
+                                           "the whole-stream one")
+    regime_delta: float = Field(REGIME_DELTA, description="delta of the ADWIN that watches each "
+                                                          "pair's differences for a change")
+
+    _regime_delta = field_validator("regime_delta")(check_delta)
 
 
 class DelayConfig(_Strict):
@@ -282,6 +304,10 @@ class EvaluationConfig(_Strict):
             object.__setattr__(self, "folds", 1)
         elif self.folds < 2:
             raise ValueError(f"folds: mode {self.mode} needs at least 2 folds")
+        consensus = self.alarms.consensus
+        if consensus is not None and consensus.folds is not None and consensus.folds > self.folds:
+            raise ValueError(f"alarms.consensus.folds: {consensus.folds} is more than the "
+                             f"{self.folds} folds")
         return self
 
 

@@ -11,6 +11,7 @@ from typing import Any, Iterable, Iterator
 from foldstream.job.config import Config
 from foldstream.operators.delay import MAX_PENDING, DelayFanOut, LabelOnly, simulate_delay
 from foldstream.operators.aggregator import AggregationPlan, Aggregator, VerdictPlan
+from foldstream.operators.consensus import consensus_folds
 from foldstream.operators.evaluator import EvalPlan, FoldEvaluator
 from foldstream.operators.fanout import Batcher, FanOut, FanOutPlan
 from foldstream.operators.head import StreamHead
@@ -67,6 +68,7 @@ class Plans:
 
 def make_plans(config: Config) -> Plans:
     ev = config.evaluation
+    consensus = ev.alarms.consensus
     names = tuple(learner.name for learner in config.learners)
     window = ev.window.spec()
     ph = ev.alarms.page_hinkley
@@ -103,8 +105,12 @@ def make_plans(config: Config) -> Plans:
             compare=tuple(ev.compare),
             alpha=ev.alpha,
             alarm_quantity=ev.alarms.quantity,
-            verdicts=VerdictPlan(ev.verdicts.correction, ev.verdicts.v_min)
+            verdicts=VerdictPlan(ev.verdicts.correction, ev.verdicts.v_min,
+                                 ev.verdicts.regime_delta if ev.verdicts.regime else None)
             if ev.verdicts.enabled else None,
+            per_fold_alarms=ev.alarms.per_fold,
+            consensus=None if consensus is None else (
+                consensus.window, consensus.folds or consensus_folds(fanout.k, ev.mode)),
         ),
         prequential=ev.prequential,
         batch_size=config.engine.batch_size,

@@ -25,7 +25,8 @@ from foldstream.job.tools.records import RecordError, RecordReader, group_by_str
 from foldstream.job.tools.schema import validate_record
 from foldstream.job.tools.tables import print_summary
 from foldstream.operators.records import Record
-from foldstream.operators.verdicts import fold_verdict
+from foldstream.operators.verdicts import fold_scope_text, fold_verdict, live_scope_text, \
+    scope_disagreement
 
 
 @dataclass(repr=False)
@@ -189,7 +190,13 @@ class Results:
             (docs/method.md §12), the ``accuracy`` rows add the confidence sequence:
             ``sequential_lower``, ``sequential_upper`` (an interval for error(a) - error(b),
             valid at every report at once), ``sequential_alpha`` and ``sequential_verdict``
-            (``a_better``, ``b_better``, ``undecided``); other rows leave them empty.
+            (``a_better``, ``b_better``, ``undecided``); other rows leave them empty. With
+            regime verdicts on (§15) they add ``regime_segment``, ``regime_since``, ``regime_n``,
+            ``regime_lower``, ``regime_upper``, ``regime_alpha``, ``regime_verdict``: the same
+            over the examples since the comparison last changed. What each covers, in words:
+            ``scope`` (the fold tests), ``sequential_scope`` and ``regime_scope``; and
+            ``disagreement``, one sentence when these point different ways (else ``None``).
+            Older files without these fields leave them empty.
         """
         import pandas as pd  # with the first table asked for: the command line never needs it
 
@@ -204,6 +211,8 @@ class Results:
             measures = {learner: measures for (stream, learner), measures in latest.items()
                         if stream == record["stream"]}
             verdict = fold_verdict(record, measures)
+            sequential = record.get("sequential") or {}
+            regime = sequential.get("regime") or {}
             rows.append({
                 "stream": record["stream"], "position": record["position"],
                 "measure": record["measure"], "a": record["a"], "b": record["b"],
@@ -214,35 +223,67 @@ class Results:
                 "mcnemar_statistic": m["statistic"], "mcnemar_p": m["p_value"],
                 "mcnemar_reject": m["reject"], "q": record["q"]["value"],
                 "better": verdict.better, "verdict": verdict.text,
-                **{f"sequential_{key}": (record.get("sequential") or {}).get(key)
-                   for key in _SEQUENTIAL},
+                **{f"sequential_{key}": sequential.get(key) for key in _SEQUENTIAL},
+                **{f"regime_{key}": regime.get(key) for key in _REGIME},
+                "scope": fold_scope_text(record.get("scope")),
+                "sequential_scope": live_scope_text(sequential.get("n")),
+                "regime_scope": live_scope_text(regime.get("n"), regime.get("since"),
+                                                regime.get("segment"), "regime"),
+                "disagreement": scope_disagreement(record, measures),
             })
         columns = ["stream", "position", "measure", "a", "b", "alpha", "wilcoxon_statistic",
                    "wilcoxon_p", "wilcoxon_reject", "wins_a", "wins_b", "ties", "sign_p",
                    "sign_reject", "mcnemar_statistic", "mcnemar_p", "mcnemar_reject", "q",
-                   "better", "verdict", *(f"sequential_{key}" for key in _SEQUENTIAL)]
+                   "better", "verdict", *(f"sequential_{key}" for key in _SEQUENTIAL),
+                   *(f"regime_{key}" for key in _REGIME), "scope", "sequential_scope",
+                   "regime_scope", "disagreement"]
         return _frame(pd, rows, columns, ["wilcoxon_statistic", "wilcoxon_p", "sign_p",
                                           "mcnemar_statistic", "mcnemar_p", "q",
                                           "sequential_lower", "sequential_upper",
-                                          "sequential_alpha"])
+                                          "sequential_alpha", "regime_lower", "regime_upper",
+                                          "regime_alpha"])
 
     def verdicts(self):
         """The ``verdict`` records as a table: each change of a pair's live verdict
-        (docs/method.md §12).
+        (docs/method.md §12, §15).
 
         Returns
         -------
         pandas.DataFrame
             ``stream``, ``position``, ``a``, ``b``, ``measure``, ``verdict``, ``previous``,
             ``lower``, ``upper``, ``n``, ``alpha``: the first report at which the verdict
-            became ``verdict`` (valid however often the reports were read).
+            became ``verdict`` (valid however often the reports were read); ``scope``
+            (``stream``: every example so far; ``regime``: since the comparison last changed;
+            older files: ``stream``), ``since`` (the first position covered), ``segment``
+            (of a regime verdict) and ``covers``, the scope in words.
         """
         import pandas as pd  # with the first table asked for: the command line never needs it
 
         columns = ["stream", "position", "a", "b", "measure", "verdict", "previous", "lower",
-                   "upper", "n", "alpha"]
-        return _frame(pd, [{c: r.get(c) for c in columns} for r in self._of("verdict")],
-                      columns, ["lower", "upper", "alpha"])
+                   "upper", "n", "alpha", "scope", "since", "segment", "covers"]
+        rows = []
+        for r in self._of("verdict"):
+            row = {c: r.get(c) for c in columns}
+            row["scope"] = r.get("scope", "stream")
+            row["covers"] = live_scope_text(r.get("n"), r.get("since"), r.get("segment"),
+                                            row["scope"])
+            rows.append(row)
+        return _frame(pd, rows, columns, ["lower", "upper", "alpha"])
+
+    def drifts(self):
+        """The ``drift`` records as a table: changes the folds agree on (docs/method.md §16).
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``stream``, ``position``, ``learner``, ``detector``, ``quantity``, ``folds`` (the
+            agreeing folds), ``first`` (the earliest of their alarms); empty for a file
+            without drift records.
+        """
+        import pandas as pd
+
+        columns = ["stream", "position", "learner", "detector", "quantity", "folds", "first"]
+        return _frame(pd, [{c: r[c] for c in columns} for r in self._of("drift")], columns, [])
 
     def alarms(self):
         """The ``alarm`` records as a table.
@@ -351,6 +392,7 @@ class Results:
 
 
 _SEQUENTIAL = ("lower", "upper", "alpha", "verdict")
+_REGIME = ("segment", "since", "n", "lower", "upper", "alpha", "verdict")
 
 
 def _frame(pd, rows: list[dict[str, Any]], columns: list[str], numeric: list[str]):

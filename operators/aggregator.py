@@ -5,8 +5,18 @@ on nothing but the reports: the alarms raised since the previous report (sorted)
 ``learner_error`` records of the learner replicas quarantined since then (sorted), one
 ``measures`` record per learner, one ``comparison`` record per pair of learners and compared
 measure, the ``verdict`` records of the pairs whose live verdict changed at this position (pair
-order, as the comparisons), and, for three or more learners, one ``ranking`` record per compared
-measure (docs/method.md §6, §10, §12).
+order, as the comparisons; per pair the whole-stream one, then the regime one), and, for three
+or more learners, one ``ranking`` record per compared measure (docs/method.md §6, §10, §12).
+With consensus drift on (§16), the ``drift`` records completed by the report's alarms follow
+those alarms; ``evaluation.alarms.per_fold: false`` leaves the alarms themselves out.
+
+Scope
+-----
+Every test and verdict says which examples it covers: a ``comparison`` record carries
+``scope: {window, window_size: {a, b}}``, the window kind of the fold tests and each fold's window
+size of the two learners at that report; the whole-stream verdict covers the ``n`` examples
+scored since the first (``since`` of its ``verdict`` records), the regime verdict (§15) the
+``n`` examples of its segment since its ``since``.
 
 Live verdicts (docs/method.md §12)
 ----------------------------------
@@ -36,10 +46,12 @@ from typing import Any
 import numpy as np
 
 from foldstream.operators import stats
+from foldstream.operators.consensus import Consensus
 from foldstream.operators.records import (
     FoldReport,
     alarm_record,
     comparison_record,
+    drift_record,
     learner_error_record,
     measures_record,
     pair_key,
@@ -50,6 +62,8 @@ from foldstream.operators.records import (
 from foldstream.operators.sequential import (
     UNDECIDED,
     PairSequence,
+    RegimeResult,
+    RegimeSequence,
     SequentialResult,
     fold_differences,
 )
@@ -65,6 +79,8 @@ class VerdictPlan:
 
     ``correction`` is ``"bonferroni"`` (each of the ``P`` pairs gets ``alpha / P``, so the chance
     of any false verdict in the run stays below ``alpha``) or ``"none"`` (``alpha`` per pair).
+    ``regime_delta``: the ``delta`` of the regime verdicts' ADWIN (§15); ``None``: no regime
+    verdicts.
 
     >>> plans = VerdictPlan("bonferroni", 100.0), VerdictPlan("none", 100.0)
     >>> [plan.pair_alpha(0.05, 3) for plan in plans]
@@ -73,6 +89,7 @@ class VerdictPlan:
 
     correction: str
     v_min: float
+    regime_delta: float | None = None
 
     def pair_alpha(self, alpha: float, pairs: int) -> float:
         """``alpha_v``, the level of each pair's confidence sequence."""
@@ -96,6 +113,8 @@ class AggregationPlan:
     alpha: float = 0.05
     alarm_quantity: str = "loss"
     verdicts: VerdictPlan | None = None  # None: no live verdicts
+    per_fold_alarms: bool = True  # False: no `alarm` records (consensus drift still counts them)
+    consensus: tuple[int, int] | None = None  # (w, q) of §16; None: no `drift` records
 
     @property
     def pairs(self) -> list[tuple[str, str]]:
@@ -122,7 +141,14 @@ class Aggregator:
         self._sequences = {pair: PairSequence(plan.folds) for pair in plan.pairs} \
             if plan.verdicts is not None else {}
         self._verdicts = {pair: UNDECIDED for pair in self._sequences}
+        regime = plan.verdicts.regime_delta if plan.verdicts is not None else None
+        self._regimes = {pair: RegimeSequence(plan.folds, regime) for pair in plan.pairs} \
+            if regime is not None else {}
+        self._regime_verdicts = {pair: UNDECIDED for pair in self._regimes}
+        self._first: int | None = None  # the position of the first scored example
         self._position = 0
+        self._consensus = Consensus(plan.folds, *plan.consensus) \
+            if plan.consensus is not None else None
 
     def final_measures(self) -> list[dict[str, Any]]:
         """The last ``measures`` record of each learner, in configuration order."""
@@ -161,7 +187,14 @@ class Aggregator:
         records = [
             alarm_record(self.stream, pos, learner, fold, detector, plan.alarm_quantity)
             for pos, _, fold, detector, learner in alarms
-        ]
+        ] if plan.per_fold_alarms else []
+        if self._consensus is not None:
+            for pos, _, fold, detector, learner in alarms:
+                drift = self._consensus.alarm(pos, learner, fold, detector)
+                if drift is not None:
+                    records.append(drift_record(self.stream, pos, learner, detector,
+                                                plan.alarm_quantity, list(drift.folds),
+                                                drift.first))
         errors = sorted((pos, order[learner], r.fold, phase, error, learner)
                         for r in folds for pos, learner, phase, error in r.errors)
         records += [learner_error_record(self.stream, pos, learner, fold, error, phase)
@@ -182,19 +215,27 @@ class Aggregator:
             )
             records.append(record)
             self.last_measures[name] = record
-        sequential = self._advance_sequences(position, folds) if self._sequences else {}
+        sequential, regimes = self._advance_sequences(position, folds) \
+            if self._sequences else ({}, {})
+        sizes = {name: [r.learners[name]["window_size"] for r in folds] for name in plan.learners}
         for a, b in plan.pairs:
             pair = [r.pairs[pair_key(a, b)] for r in folds]
             mcnemar = stats.mcnemar([p["a"] for p in pair], [p["b"] for p in pair], plan.alpha)
             q = stats.q_statistic([p["loss_a"] for p in pair], [p["loss_b"] for p in pair])
             for measure in plan.compare:
                 va, vb = per_fold[a][measure], per_fold[b][measure]
+                live = None
+                if measure == VERDICT_MEASURE and sequential:
+                    live = sequential[a, b].as_record()
+                    if regimes:
+                        live["regime"] = regimes[a, b].as_record()
                 records.append(comparison_record(
                     self.stream, position, measure, a, b, plan.alpha,
                     stats.wilcoxon(va, vb, plan.alpha), stats.sign_test(va, vb, plan.alpha),
                     mcnemar, q,
-                    sequential=sequential[a, b].as_record()
-                    if measure == VERDICT_MEASURE and sequential else None,
+                    scope={"window": dict(plan.window),
+                           "window_size": {"a": sizes[a], "b": sizes[b]}},
+                    sequential=live,
                 ))
         for (a, b), result in sequential.items():
             previous = self._verdicts[a, b]
@@ -202,7 +243,15 @@ class Aggregator:
                 self._verdicts[a, b] = result.verdict
                 records.append(verdict_record(
                     self.stream, position, a, b, VERDICT_MEASURE, result.verdict, previous,
-                    result.lower, result.upper, result.n, result.alpha))
+                    result.lower, result.upper, result.n, result.alpha, "stream", self._first))
+            if (a, b) in regimes:
+                regime, previous = regimes[a, b], self._regime_verdicts[a, b]
+                if regime.verdict != previous:
+                    self._regime_verdicts[a, b] = regime.verdict
+                    r = regime.result
+                    records.append(verdict_record(
+                        self.stream, position, a, b, VERDICT_MEASURE, r.verdict, previous,
+                        r.lower, r.upper, r.n, r.alpha, "regime", regime.since, regime.segment))
         if len(plan.learners) >= 3:
             for measure in plan.compare:
                 ranking = stats.friedman_nemenyi(
@@ -211,9 +260,11 @@ class Aggregator:
         return records
 
     def _advance_sequences(self, position: int, folds: list[FoldReport]
-                           ) -> dict[tuple[str, str], SequentialResult]:
+                           ) -> tuple[dict[tuple[str, str], SequentialResult],
+                                      dict[tuple[str, str], RegimeResult]]:
         """Feed the examples since the previous report to every pair's sequence (see the module
-        docstring); return each pair's state at this position, in pair order."""
+        docstring); return each pair's whole-stream and regime state at this position, in pair
+        order."""
         plan, k = self.plan, self.plan.folds
         if folds[0].delay is not None:  # delayed labels: the sequence runs in label order
             position = folds[0].delay.labelled
@@ -237,10 +288,17 @@ class Aggregator:
                 table[f, scored[f]] = unpack_bits(block.losses[name], int(scored_per_fold[f]))
             losses[name] = table
         alpha = plan.verdicts.pair_alpha(plan.alpha, len(self._sequences))
-        results = {}
+        results, regimes = {}, {}
         for (a, b), sequence in self._sequences.items():
             numerators, mask = fold_differences(losses[a], losses[b], scored, k)
             sequence.extend_numerators(numerators[mask])
             results[a, b] = sequence.result(alpha, plan.verdicts.v_min)
+            if (a, b) in self._regimes:
+                regime = self._regimes[a, b]
+                positions = self._position + 1 + np.flatnonzero(mask)
+                regime.extend_numerators(numerators[mask], positions)
+                regimes[a, b] = regime.result(alpha, plan.verdicts.v_min)
+        if self._first is None and scored.any():
+            self._first = self._position + 1 + int(np.flatnonzero(scored.any(axis=0))[0])
         self._position = position
-        return results
+        return results, regimes

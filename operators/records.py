@@ -411,13 +411,17 @@ def measures_record(stream: str, position: int, learner: str, mode: str, prequen
 def comparison_record(stream: str, position: int, measure: str, a: str, b: str, alpha: float,
                       wilcoxon: Mapping[str, Any], sign: Mapping[str, Any],
                       mcnemar: Mapping[str, Any], q: Mapping[str, Any],
-                      sequential: Mapping[str, Any] | None = None) -> Record:
+                      sequential: Mapping[str, Any] | None = None,
+                      scope: Mapping[str, Any] | None = None) -> Record:
     """The fold tests of a pair of learners on one measure at a report (docs/method.md §6, §10).
 
     ``wilcoxon``, ``sign``, ``mcnemar`` and ``q`` are the tests' objects
-    (:mod:`~foldstream.operators.stats`); ``sequential`` the pair's confidence sequence
-    (:meth:`~foldstream.operators.sequential.SequentialResult.as_record`), written only when
-    given (live verdicts on, the verdict measure).
+    (:mod:`~foldstream.operators.stats`); ``scope`` what the fold tests cover (``{window,
+    window_size: {a, b}}``: the window and each fold's window size of A and B); ``sequential``
+    the pair's confidence sequence
+    (:meth:`~foldstream.operators.sequential.SequentialResult.as_record`, with the regime
+    sequence inside as ``regime`` when on), written only when given (live verdicts on, the
+    verdict measure).
 
     >>> record = comparison_record("s", 9, "accuracy", "ht", "nb", 0.05, {"reject": False},
     ...                            {"reject": False}, {"reject": False}, {"q": 0.1})
@@ -435,6 +439,8 @@ def comparison_record(stream: str, position: int, measure: str, a: str, b: str, 
         mcnemar=mcnemar,
         q=q,
     )
+    if scope is not None:
+        record["scope"] = scope
     if sequential is not None:
         record["sequential"] = sequential
     return record
@@ -455,14 +461,20 @@ def ranking_record(stream: str, position: int, measure: str,
 
 
 def verdict_record(stream: str, position: int, a: str, b: str, measure: str, verdict: str,
-                   previous: str, lower: float, upper: float, n: int, alpha: float) -> Record:
-    """A pair's live verdict changed at this report (docs/method.md §10, §12).
+                   previous: str, lower: float, upper: float, n: int, alpha: float,
+                   scope: str = "stream", since: int | None = None,
+                   segment: int | None = None) -> Record:
+    """A pair's live verdict of one scope changed at this report (docs/method.md §10, §12, §15).
 
-    >>> verdict_record("s", 900, "ht", "nb", "accuracy", "a_better", "undecided", -0.09, -0.01,
-    ...                900, 0.05)["verdict"]
-    'a_better'
+    ``scope`` is ``"stream"`` (§12: every example since ``since``, the first scored one) or
+    ``"regime"`` (§15: the examples of segment ``segment``, from ``since`` on).
+
+    >>> r = verdict_record("s", 900, "ht", "nb", "accuracy", "a_better", "undecided", -0.09,
+    ...                    -0.01, 900, 0.05, since=1)
+    >>> r["verdict"], r["scope"], r["since"], "segment" in r
+    ('a_better', 'stream', 1, False)
     """
-    return new_record(
+    record = new_record(
         "verdict", stream, position,
         a=a,
         b=b,
@@ -473,6 +485,29 @@ def verdict_record(stream: str, position: int, a: str, b: str, measure: str, ver
         upper=upper,
         n=n,
         alpha=alpha,
+        scope=scope,
+        since=since,
+    )
+    if segment is not None:
+        record["segment"] = segment
+    return record
+
+
+def drift_record(stream: str, position: int, learner: str, detector: str, quantity: str,
+                 folds: list[int], first: int) -> Record:
+    """Enough of a learner's folds alarmed within a window: a consensus drift (docs/method.md
+    §16).
+
+    >>> drift_record("s", 2900, "ht", "adwin", "loss", [1, 2, 3], 2100)["first"]
+    2100
+    """
+    return new_record(
+        "drift", stream, position,
+        learner=learner,
+        detector=detector,
+        quantity=quantity,
+        folds=list(folds),
+        first=first,
     )
 
 

@@ -13,6 +13,11 @@ tell them apart wherever a verdict is shown:
   *model* does better than the other and may be read at every report. :func:`sequential_text`
   words its verdict.
 
+Every verdict also says what it covers (docs/method.md §15): the fold tests each fold's last
+window (:func:`fold_scope_text`), the whole-stream verdict its ``n`` examples, the regime
+verdict the examples since the comparison last changed (:func:`live_scope_text`); and
+:func:`scope_disagreement` gives the one sentence a view shows when these point different ways.
+
 The rule for the fold tests
 ---------------------------
 1. When neither test is defined (no fold where the two values differ), the verdict is
@@ -51,6 +56,10 @@ __all__ = [
     "LIVE_VERDICTS",
     "sequential_head",
     "sequential_text",
+    "fold_scope_text",
+    "live_scope_text",
+    "live_verdict_text",
+    "scope_disagreement",
 ]
 
 # ------------------------------------------------------------------------------- the wording
@@ -68,10 +77,21 @@ UNDECIDED_TEXT = "undecided"
 BOTH_TESTS = "both tests"
 ONLY = "{test} only"
 INTERVAL = "error({a}) - error({b}) in [{lower:.4f}, {upper:.4f}]"
+# what each verdict covers (docs/method.md §15 "Wording")
+STREAM_SCOPE = "over the whole stream ({n:,} examples)"
+REGIME_SCOPE = "since position {since:,} ({n:,} examples; the comparison changed there)"
+FIRST_REGIME_SCOPE = "since position {since:,} ({n:,} examples; no change so far)"
+OPEN_REGIME_SCOPE = "since the change just detected (no example yet)"
+FOLD_SCOPE = "over the last window of each fold ({window}, {low} to {high} {unit})"
+WINDOW_NAMES = {"adwin": "ADWIN", "sliding": "sliding, size {size}",
+                "fading": "fading, alpha {alpha}", "cumulative": "cumulative"}
+CHANGED = "the ranking changed: {parts}"
 
 
-def _worded(head: str, question: str, detail: str | None = None) -> str:
-    """``head (question)`` or ``head (question: detail)``: every verdict names its question."""
+def _worded(head: str, question: str, detail: str | None = None, scope: str | None = None) -> str:
+    """``head [scope] (question)`` or ``head [scope] (question: detail)``: every verdict names
+    its question, and what it covers when that is known."""
+    head = f"{head} {scope}" if scope else head
     return f"{head} ({question}: {detail})" if detail else f"{head} ({question})"
 
 
@@ -100,7 +120,8 @@ def _direction(a: str, b: str, first: float, second: float) -> str | None:
 
 def decide(a: str, b: str, wilcoxon: Mapping[str, Any], sign: Mapping[str, Any],
            folds_a: Sequence[float | None] | None = None,
-           folds_b: Sequence[float | None] | None = None) -> FoldVerdict:
+           folds_b: Sequence[float | None] | None = None,
+           scope: str | None = None) -> FoldVerdict:
     """The verdict of the fold tests on learners ``a`` and ``b`` (the module's rule).
 
     Parameters
@@ -113,6 +134,8 @@ def decide(a: str, b: str, wilcoxon: Mapping[str, Any], sign: Mapping[str, Any],
     folds_a, folds_b : sequence of float or None, optional
         The compared measure's fold values of A and B at the record's position: they give a
         rejecting Wilcoxon test its direction.
+    scope : str, optional
+        What the tests cover, in words (:func:`fold_scope_text`), put after the verdict's head.
 
     Returns
     -------
@@ -145,7 +168,7 @@ def decide(a: str, b: str, wilcoxon: Mapping[str, Any], sign: Mapping[str, Any],
     'undefined, no fold differs (algorithms, over folds)'
     """
     if wilcoxon.get("p_value") is None and sign.get("p_value") is None:
-        return FoldVerdict(None, (), _worded(UNDEFINED, FOLDS))
+        return FoldVerdict(None, (), _worded(UNDEFINED, FOLDS, scope=scope))
     directions: dict[str, str | None] = {}
     if wilcoxon.get("reject"):
         sums = None if folds_a is None or folds_b is None else signed_rank_sums(folds_a, folds_b)
@@ -153,14 +176,14 @@ def decide(a: str, b: str, wilcoxon: Mapping[str, Any], sign: Mapping[str, Any],
     if sign.get("reject"):
         directions[SIGN] = _direction(a, b, sign["wins_a"], sign["wins_b"])
     if not directions:
-        return FoldVerdict(None, (), _worded(NO_DIFFERENCE, FOLDS))
+        return FoldVerdict(None, (), _worded(NO_DIFFERENCE, FOLDS, scope=scope))
     tests = tuple(directions)
     which = BOTH_TESTS if len(tests) == 2 else ONLY.format(test=tests[0])
     ways = set(directions.values())
     better = ways.pop() if len(ways) == 1 else None
     if better is None:
-        return FoldVerdict(None, tests, _worded(UNCLEAR.format(a=a, b=b), FOLDS, which))
-    return FoldVerdict(better, tests, _worded(BETTER.format(name=better), FOLDS, which))
+        return FoldVerdict(None, tests, _worded(UNCLEAR.format(a=a, b=b), FOLDS, which, scope))
+    return FoldVerdict(better, tests, _worded(BETTER.format(name=better), FOLDS, which, scope))
 
 
 def fold_verdict(comparison: Record, measures: Mapping[str, Record] | None = None) -> FoldVerdict:
@@ -187,10 +210,74 @@ def fold_verdict(comparison: Record, measures: Mapping[str, Record] | None = Non
     ...                              ("y", [0.1 * i + 0.05 for i in range(10)]))}
     >>> fold_verdict(comparison, measures).better
     'y'
+
+    A record that says what its tests cover (``scope``, docs/method.md §10) is worded with it:
+
+    >>> comparison["scope"] = {"window": {"kind": "adwin", "delta": 0.002},
+    ...                        "window_size": {"a": [224, 500], "b": [928, 300]}}
+    >>> fold_verdict(comparison, measures).text  # doctest: +NORMALIZE_WHITESPACE
+    'y better over the last window of each fold (ADWIN, 224 to 928 examples)
+     (algorithms, over folds: both tests)'
     """
     a, b = comparison["a"], comparison["b"]
     folds = [_fold_values(measures or {}, name, comparison) for name in (a, b)]
-    return decide(a, b, comparison["wilcoxon"], comparison["sign"], *folds)
+    return decide(a, b, comparison["wilcoxon"], comparison["sign"], *folds,
+                  scope=fold_scope_text(comparison.get("scope")))
+
+
+def fold_scope_text(scope: Mapping[str, Any] | None) -> str | None:
+    """What the fold tests of a ``comparison`` record cover, in words; ``None`` for a record
+    without ``scope`` (older files).
+
+    Examples
+    --------
+    >>> fold_scope_text({"window": {"kind": "sliding", "size": 1000},
+    ...                  "window_size": {"a": [1000, 1000], "b": [1000, 1000]}})
+    'over the last window of each fold (sliding, size 1000, 1,000 to 1,000 examples)'
+    >>> fold_scope_text({"window": {"kind": "fading", "alpha": 0.99},
+    ...                  "window_size": {"a": [99.5], "b": [98.2]}})
+    'over the last window of each fold (fading, alpha 0.99, 98 to 100 weight)'
+    >>> fold_scope_text(None) is None
+    True
+    """
+    if not isinstance(scope, Mapping):
+        return None
+    window = scope.get("window") or {}
+    sizes = [v for side in ("a", "b") for v in (scope.get("window_size") or {}).get(side) or []
+             if isinstance(v, int | float)]
+    kind = window.get("kind")
+    name = WINDOW_NAMES.get(kind, str(kind)).format(**{k: v for k, v in window.items()
+                                                        if k != "kind"})
+    if not sizes:
+        return FOLD_SCOPE.split(" (")[0]
+    return FOLD_SCOPE.format(window=name, low=f"{min(sizes):,.0f}", high=f"{max(sizes):,.0f}",
+                             unit="weight" if kind == "fading" else "examples")
+
+
+def live_scope_text(n: int | None, since: int | None = None, segment: int | None = None,
+                    scope: str = "stream") -> str | None:
+    """What a live verdict covers, in words (docs/method.md §12, §15); ``None`` when ``n`` is
+    unknown.
+
+    Examples
+    --------
+    >>> live_scope_text(45_312)
+    'over the whole stream (45,312 examples)'
+    >>> live_scope_text(7_200, 38_112, 3, "regime")
+    'since position 38,112 (7,200 examples; the comparison changed there)'
+    >>> live_scope_text(7_200, 1, 1, "regime")
+    'since position 1 (7,200 examples; no change so far)'
+    >>> live_scope_text(0, None, 4, "regime")
+    'since the change just detected (no example yet)'
+    """
+    if n is None:
+        return None
+    if scope != "regime":
+        return STREAM_SCOPE.format(n=n)
+    if since is None:
+        return OPEN_REGIME_SCOPE
+    words = FIRST_REGIME_SCOPE if segment == 1 else REGIME_SCOPE
+    return words.format(since=since, n=n)
 
 
 def _fold_values(measures: Mapping[str, Record], name: str,
@@ -226,7 +313,7 @@ def sequential_head(verdict: str, a: str, b: str) -> str:
 
 
 def sequential_text(verdict: str, a: str, b: str, lower: float | None = None,
-                    upper: float | None = None) -> str:
+                    upper: float | None = None, scope: str | None = None) -> str:
     """A live verdict of docs/method.md §12 in words, naming its question (:data:`ANY_TIME`).
 
     Parameters
@@ -238,6 +325,8 @@ def sequential_text(verdict: str, a: str, b: str, lower: float | None = None,
     lower, upper : float, optional
         The interval for the difference of their error rates, A's minus B's (positive: B
         better); the words name it when both are given.
+    scope : str, optional
+        What the verdict covers, in words (:func:`live_scope_text`), after the head.
 
     Raises
     ------
@@ -255,5 +344,67 @@ def sequential_text(verdict: str, a: str, b: str, lower: float | None = None,
     """
     head = sequential_head(verdict, a, b)
     if lower is None or upper is None:
-        return _worded(head, ANY_TIME)
-    return _worded(head, ANY_TIME, INTERVAL.format(a=a, b=b, lower=lower, upper=upper))
+        return _worded(head, ANY_TIME, scope=scope)
+    return _worded(head, ANY_TIME, INTERVAL.format(a=a, b=b, lower=lower, upper=upper), scope)
+
+
+def live_verdict_text(live: Mapping[str, Any], a: str, b: str) -> str:
+    """A live verdict in words with what it covers: of a ``sequential`` object, its ``regime``
+    object, or a ``verdict`` record (whose ``scope`` says which; older records are
+    ``"stream"``).
+
+    Examples
+    --------
+    >>> live_verdict_text({"verdict": "b_better", "lower": 0.0666, "upper": 0.083,
+    ...                    "n": 45_312}, "nb", "softmax")  # doctest: +NORMALIZE_WHITESPACE
+    'softmax better over the whole stream (45,312 examples)
+     (models, any time: error(nb) - error(softmax) in [0.0666, 0.0830])'
+    >>> live_verdict_text({"verdict": "a_better", "lower": -0.05, "upper": -0.01, "n": 7_200,
+    ...                    "since": 38_112, "segment": 3}, "nb", "softmax")
+    ... # doctest: +NORMALIZE_WHITESPACE
+    'nb better since position 38,112 (7,200 examples; the comparison changed there)
+     (models, any time: error(nb) - error(softmax) in [-0.0500, -0.0100])'
+    """
+    scope = live.get("scope") or ("regime" if "segment" in live else "stream")
+    return sequential_text(live["verdict"], a, b, live.get("lower"), live.get("upper"),
+                           live_scope_text(live.get("n"), live.get("since"), live.get("segment"),
+                                           scope))
+
+
+def scope_disagreement(comparison: Record, measures: Mapping[str, Record] | None = None
+                       ) -> str | None:
+    """One sentence when the scopes of a ``comparison`` record's verdicts point different ways
+    (the fold tests, the whole-stream and the regime verdict), else ``None``.
+
+    Examples
+    --------
+    >>> comparison = {"position": 9, "measure": "accuracy", "a": "nb", "b": "sm",
+    ...     "wilcoxon": {"p_value": 0.5, "reject": False},
+    ...     "sign": {"wins_a": 5, "wins_b": 5, "p_value": 1.0, "reject": False},
+    ...     "sequential": {"verdict": "b_better", "n": 45_312, "lower": 0.07, "upper": 0.08,
+    ...                    "regime": {"verdict": "a_better", "n": 7_200, "since": 38_112,
+    ...                               "segment": 3, "lower": -0.05, "upper": -0.01}}}
+    >>> scope_disagreement(comparison)  # doctest: +NORMALIZE_WHITESPACE
+    'the ranking changed: sm better over the whole stream (45,312 examples), nb better since
+     position 38,112 (7,200 examples; the comparison changed there)'
+    >>> comparison["sequential"]["regime"]["verdict"] = "undecided"
+    >>> scope_disagreement(comparison) is None
+    True
+    """
+    a, b = comparison["a"], comparison["b"]
+    parts: list[tuple[str, str]] = []
+    folds = fold_verdict(comparison, measures)
+    if folds.better is not None:
+        parts.append((folds.better, fold_scope_text(comparison.get("scope"))
+                      or FOLD_SCOPE.split(" (")[0]))
+    sequential = comparison.get("sequential")
+    for live, scope in ((sequential, "stream"),
+                        ((sequential or {}).get("regime"), "regime")):
+        if isinstance(live, Mapping) and live.get("verdict") in (A_BETTER, B_BETTER):
+            parts.append((a if live["verdict"] == A_BETTER else b,
+                          live_scope_text(live.get("n"), live.get("since"), live.get("segment"),
+                                          scope) or ""))
+    if len({name for name, _ in parts}) < 2:
+        return None
+    return CHANGED.format(parts=", ".join(f"{BETTER.format(name=name)} {words}".rstrip()
+                                          for name, words in parts))

@@ -322,8 +322,10 @@ def test_the_dashboard_of_a_finished_run(browser, run_file, tmp_path):
         live = [r["sequential"] for r in last.values() if "sequential" in r]
         assert len(live) == 3 and all(v["verdict"].replace("_", " ") in
                                       ("a better", "b better", "undecided") for v in live)
-        decided = [v for v in live if v["verdict"] != "undecided"]
+        # a decided verdict is marked in both scopes: the whole stream's and the regime's
+        decided = [v for s in live for v in (s, s["regime"]) if v["verdict"] != "undecided"]
         assert len(page.page.query_selector_all("#tests td.verdict-decided")) == len(decided)
+        assert "over the whole stream" in table and "since position" in table
         changes = [r for r in records if r["type"] == "verdict"]
         rows = page.page.query_selector_all("#changes tbody tr")
         assert len(rows) == len(changes) > 0

@@ -67,12 +67,18 @@ def test_measure_figure_has_one_curve_and_one_band_per_learner_and_the_alarms(th
     title = ax.get_title()
     assert "kappa_m" in title and "elec" in title and "adwin (delta=0.002)" in title
     assert "min-max" in ax.get_legend().get_title().get_text()
-    # alarms: ticks in the strip below, as many as there are alarm records
+    # drifts lead: ticks in the strip below, as many as there are drift records
+    drifts = [r for r in three if r["type"] == "drift"]
     alarms = [r for r in three if r["type"] == "alarm"]
-    assert alarms
+    assert drifts and alarms
+    ticks = sum(len(c.get_offsets()) for c in strip.collections if isinstance(c, PathCollection))
+    assert ticks == len(drifts) and strip.get_ylabel() == f"drifts\n({len(drifts)})"
+    assert not lines(strip)
+    # a file without drift records (older, or consensus off) shows every fold's alarms
+    _, strip = measure_figure(group_by_stream([r for r in three if r["type"] != "drift"])["elec"],
+                              "kappa_m").axes
     ticks = sum(len(c.get_offsets()) for c in strip.collections if isinstance(c, PathCollection))
     assert ticks == len(alarms)
-    assert not lines(strip)
 
 
 def test_window_size_figure_shows_the_mean_over_folds(two):

@@ -34,7 +34,7 @@ from foldstream.operators.verdicts import (
     NO_DIFFERENCE,
     UNDEFINED,
     sequential_head,
-    sequential_text,
+    live_verdict_text,
 )
 
 GOLDEN = Path(__file__).parent / "golden" / "default-run.jsonl.gz"
@@ -156,20 +156,21 @@ def test_the_dashboard_script_holds_no_verdict_words():
 def test_report_and_dashboard_word_live_verdicts_as_verdicts_py(run):
     records = read_records(run["plain"])
     (data,) = group_by_stream(records).values()
-    live = {(a, b): series[-1]["sequential"]
-            for (measure, a, b), series in data.comparisons.items() if measure == "accuracy"}
+    live = {(a, b, scope): s
+            for (measure, a, b), series in data.comparisons.items() if measure == "accuracy"
+            for scope, s in (("stream", series[-1]["sequential"]),
+                             ("regime", series[-1]["sequential"]["regime"]))}
     changes = [r for r in records if r["type"] == "verdict"]
     assert live
-    expected = {pair: sequential_text(s["verdict"], *pair, s["lower"], s["upper"])
-                for pair, s in live.items()}
+    expected = {key: live_verdict_text(s, *key[:2]) for key, s in live.items()}
     # the dashboard state: the page gets these words and shows no others
     state = DashboardState()
     state.update_many(records)
     meta = state.stream_message(None, None, Cursor())["meta"]
-    shown = {(v["a"], v["b"]): v for v in meta["live"]}
-    assert {pair: v["text"] for pair, v in shown.items()} == expected
-    assert {pair: v["head"] for pair, v in shown.items()} == {
-        pair: sequential_head(s["verdict"], *pair) for pair, s in live.items()}
+    shown = {(v["a"], v["b"], v["scope"]): v for v in meta["live"]}
+    assert {key: v["text"] for key, v in shown.items()} == expected
+    assert {key: v["head"] for key, v in shown.items()} == {
+        key: sequential_head(s["verdict"], *key[:2]) for key, s in live.items()}
     assert [(v["head"], v["previous_head"]) for v in meta["changes"]] == [
         (sequential_head(r["verdict"], r["a"], r["b"]),
          sequential_head(r["previous"], r["a"], r["b"])) for r in reversed(changes)]

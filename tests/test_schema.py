@@ -167,8 +167,8 @@ def good() -> dict[str, dict]:
                            "reason": "message t@0 has no key", "location": "t@0", "record": "{}",
                            "record_bytes": 2, "record_sha256": "44136fa355b3678a1146ad16f7e8649e"
                            "94fb4fc21fe77e8310c060f61caaff8a", "truncated": False}
-    assert set(by_type) == {"measures", "comparison", "verdict", "ranking", "alarm", "summary",
-                            "rejected"}
+    assert set(by_type) == {"measures", "comparison", "verdict", "ranking", "alarm", "drift",
+                            "summary", "rejected"}
     return by_type
 
 
@@ -207,6 +207,11 @@ BROKEN = [
     ("verdict", ("upper",), None, True, "'upper' is a required property"),
     ("ranking", ("critical_difference",), None, True, "'critical_difference' is a required"),
     ("alarm", ("fold",), "3", False, "at fold"),
+    ("drift", ("folds",), [], False, "at folds"),
+    ("drift", ("first",), None, True, "'first' is a required property"),
+    ("comparison", ("scope", "window_size", "a"), None, True, "'a' is a required property"),
+    ("comparison", ("sequential", "regime", "segment"), 0, False, "at sequential.regime.segment"),
+    ("verdict", ("scope",), "window", False, "at scope"),
     ("alarm", ("detector",), "ddm", False, "at detector"),
     ("summary", ("examples_read",), 1.5, False, "at examples_read"),
     ("summary", ("measures", 0, "values"), None, True, "at measures[0]"),
@@ -285,9 +290,9 @@ def test_schema_command_prints_the_schema_and_checks_files(tmp_path, capsys, goo
     path = tmp_path / "m.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in good.values()))
     assert cli.main(["schema", "--check", str(path)]) == 0
-    assert "7 records checked" in capsys.readouterr().out
+    assert "8 records checked" in capsys.readouterr().out
     with path.open("a") as f:
         f.write(json.dumps({**good["alarm"], "fold": -1}) + "\nnot json\n")
     assert cli.main(["schema", "--check", str(path)]) == 1
     out = capsys.readouterr().out
-    assert "alarm record" in out and "at fold" in out and ":9: not JSON" in out
+    assert "alarm record" in out and "at fold" in out and ":10: not JSON" in out

@@ -31,7 +31,7 @@ from foldstream.job.tools.records import read_records
 from foldstream.job.tools.tables import comparisons_table
 from foldstream.job.tools.watch import WatchState, watch
 from foldstream.operators.sequential import A_BETTER, UNDECIDED
-from foldstream.operators.verdicts import ANY_TIME, FOLDS, fold_verdict, sequential_text
+from foldstream.operators.verdicts import ANY_TIME, FOLDS, fold_verdict, live_verdict_text
 
 PNG = b"\x89PNG\r\n\x1a\n"
 LAST = 3000
@@ -62,7 +62,7 @@ def records(run) -> list[dict]:
 
 
 def text_of(renderable) -> str:
-    console = Console(file=io.StringIO(), width=240, color_system=None)
+    console = Console(file=io.StringIO(), width=600, color_system=None)
     console.print(renderable)
     return console.file.getvalue()
 
@@ -91,9 +91,9 @@ def last_comparisons(records: list[dict]) -> list[dict]:
     return [r for r in records if r["type"] == "comparison" and r["position"] == LAST]
 
 
-def live_text(record: dict) -> str:
-    s = record["sequential"]
-    return sequential_text(s["verdict"], record["a"], record["b"], s["lower"], s["upper"])
+def live_text(record: dict, regime: bool = False) -> str:
+    s = record["sequential"]["regime"] if regime else record["sequential"]
+    return live_verdict_text(s, record["a"], record["b"])
 
 
 def test_the_run_decides_early_while_the_fold_tests_cannot(records):
@@ -115,7 +115,10 @@ def test_the_final_table_shows_the_live_verdict_with_its_interval_next_to_the_fo
         assert "live verdict" in text
         rows = table_rows(text)
         # both questions on the row, side by side, each in its own words
-        assert rows["accuracy"][5:] == [fold_verdict(accuracy).text, live_text(accuracy)]
+        assert rows["accuracy"][5:] == [fold_verdict(accuracy).text, live_text(accuracy),
+                                        live_text(accuracy, regime=True)]
+        assert "over the whole stream" in rows["accuracy"][6]
+        assert "since position" in rows["accuracy"][7]
         assert FOLDS in rows["accuracy"][5] and ANY_TIME in rows["accuracy"][6]
         assert interval in rows["accuracy"][6]
         assert rows["kappa_m"][6] == ""  # no sequential object on kappa_m: an empty cell
@@ -135,7 +138,9 @@ def test_an_undecided_live_verdict_is_shown_too(records):
                                 if r["measure"] == "accuracy"))
     record["sequential"].update(verdict=UNDECIDED, lower=-0.01, upper=0.02)
     text = text_of(comparisons_table([record]))
-    assert "undecided (models, any time: error(ht) - error(prior) in [-0.0100, 0.0200])" in text
+    assert live_text(record) in text
+    assert "undecided over the whole stream" in live_text(record)
+    assert "(models, any time: error(ht) - error(prior) in [-0.0100, 0.0200])" in live_text(record)
 
 
 # ---------------------------------------------------------------------------------- watch
@@ -146,12 +151,14 @@ def test_watch_renders_the_verdict_records_and_the_live_column(records):
     assert state.unknown == 0  # verdict records are known
     view = state.streams["sea"]
     verdicts = [r for r in records if r["type"] == "verdict"]
-    assert view.verdicts == {("ht", "prior"): verdicts[-1]}
+    latest = {r.get("scope", "stream"): r for r in verdicts}
+    assert view.verdicts == {("ht", "prior", scope): r for scope, r in latest.items()}
+    assert set(latest) == {"stream", "regime"}
     text = text_of(state.render())
-    last = verdicts[-1]
-    line = (f"live verdict since position {last['position']:,}: "
-            + sequential_text(last["verdict"], "ht", "prior", last["lower"], last["upper"]))
-    assert line in text
+    for last in latest.values():  # one line per scope, saying what the verdict covers
+        line = (f"live verdict as of position {last['position']:,}: "
+                + live_verdict_text(last, "ht", "prior"))
+        assert line in text
     accuracy = next(r for r in last_comparisons(records) if r["measure"] == "accuracy")
     assert live_text(accuracy) in text  # the comparisons table's live column
 
@@ -165,9 +172,9 @@ def test_watch_keeps_the_latest_change_per_pair():
     state.update({**base, "position": 700, "verdict": "undecided", "previous": "a_better",
                   "lower": -0.1, "upper": 0.01})
     text = text_of(state.render())
-    assert ("live verdict since position 700: undecided (models, any time: error(ht) - "
-            "error(nb) in [-0.1000, 0.0100])") in text
-    assert "since position 300" not in text
+    assert ("live verdict as of position 700: undecided over the whole stream (0 examples) "
+            "(models, any time: error(ht) - error(nb) in [-0.1000, 0.0100])") in text
+    assert "as of position 300" not in text
 
 
 def test_watch_of_the_run_file_shows_the_verdict(run, tmp_path):
@@ -176,7 +183,7 @@ def test_watch_of_the_run_file_shows_the_verdict(run, tmp_path):
     console = Console(file=io.StringIO(), width=240, color_system=None)
     state = watch(str(path), ["accuracy"], follow=False, console=console)
     assert state.unknown == 0 and state.streams["sea"].verdicts
-    assert "live verdict since position" in console.file.getvalue()
+    assert "live verdict as of position" in console.file.getvalue()
 
 
 # ----------------------------------------------------------------------------------- plot

@@ -46,7 +46,7 @@ def records() -> list[dict]:
 
 
 def text_of(renderable) -> str:
-    console = Console(file=io.StringIO(), width=200, color_system=None)
+    console = Console(file=io.StringIO(), width=600, color_system=None)
     console.print(renderable)
     return console.file.getvalue()
 

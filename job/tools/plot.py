@@ -3,7 +3,8 @@
 From the output records of docs/method.md §10 it draws, per stream:
 
 * per measure, the mean over folds of every learner along the stream with the band its folds
-  span (min to max), and the drift alarms as ticks in a strip below (``<stream>-<measure>``);
+  span (min to max), and the drifts the folds agree on (docs/method.md §16; a file without
+  them: every fold's alarms) as ticks in a strip below (``<stream>-<measure>``);
 * the window size along the stream, mean over folds per learner, band min to max
   (``<stream>-window_size``);
 * per compared measure, the Wilcoxon and sign-test p-values of every pair on a log scale, with
@@ -35,7 +36,7 @@ from foldstream.job.tools.records import StreamRecords, describe_window, group_b
     read_records
 from foldstream.operators.records import Record
 from foldstream.operators.sequential import UNDECIDED
-from foldstream.operators.verdicts import ANY_TIME, BETTER, sequential_text
+from foldstream.operators.verdicts import ANY_TIME, BETTER, live_verdict_text
 
 
 DEFAULT_MEASURES = ("accuracy", "kappa_m")
@@ -196,16 +197,18 @@ def _alarm_strip(ax, data: StreamRecords, colors: dict[str, Any]) -> None:
     """Ticks at the alarms' positions, one row per learner; scatter, so the measure axes keep
     one line per learner."""
     rows = {name: i for i, name in enumerate(data.learners)}
+    # drifts (the changes the folds agree on, docs/method.md §16) lead; a file without them
+    # shows each fold's alarms
+    events, what = (data.drifts, "drifts") if data.drifts else (data.alarms, "alarms")
     for name in data.learners:
-        xs = [a["position"] for a in data.alarms if a["learner"] == name]
+        xs = [a["position"] for a in events if a["learner"] == name]
         if xs:
             ax.scatter(xs, [rows[name]] * len(xs), marker="|", s=60, color=colors[name],
                        linewidths=0.8)
     ax.set_yticks(range(len(rows)), [literal(name) for name in rows], fontsize="x-small")
     ax.set_ylim(-0.7, len(rows) - 0.3)
     ax.invert_yaxis()
-    n = len(data.alarms)
-    ax.set_ylabel(f"alarms\n({n})", fontsize="small")
+    ax.set_ylabel(f"{what}\n({len(events)})", fontsize="small")
     ax.set_xlabel(literal(f"position in stream {data.stream} (examples)"))
     ax.grid(True, axis="x", alpha=0.35)
 
@@ -330,10 +333,15 @@ def verdicts_figure(data: StreamRecords):
                                      f"{BETTER.format(name=name)}"),
                     transform=ax.transAxes, va=va, ha="right", fontsize="small", color="dimgray")
         last = series[-1]
+        words = [live_verdict_text(seq[-1], a, b)]
+        if seq[-1].get("regime"):
+            words.append(live_verdict_text(seq[-1]["regime"], a, b))
+            regime = [r.get("regime") or {} for r in seq]
+            starts = sorted({q["since"] for q in regime if q.get("since") and q["segment"] > 1})
+            for x in starts:  # where the regime verdict restarted (docs/method.md §15)
+                ax.axvline(x, color="gray", lw=0.6, ls=":")
         ax.set_title(literal(f"{measure}, {a} vs {b}, at position {last['position']:,}: "
-                             + sequential_text(seq[-1]["verdict"], a, b, seq[-1]["lower"],
-                                               seq[-1]["upper"])),
-                     fontsize="small", loc="left")
+                             + ";\n".join(words)), fontsize="small", loc="left")
         _finish_axes(ax, f"error({a}) − error({b})")
         _legend(ax)
     figure.suptitle(literal(f"live verdicts on stream {data.stream}: {ANY_TIME} "

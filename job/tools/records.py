@@ -102,6 +102,7 @@ class StreamRecords:
     rankings: dict[str, Record] = field(default_factory=dict)  # the last one per measure
     alarms: list[Record] = field(default_factory=list)
     verdicts: list[Record] = field(default_factory=list)  # changes of live verdicts
+    drifts: list[Record] = field(default_factory=list)  # changes the folds agree on (§16)
 
     @property
     def learners(self) -> list[str]:
@@ -135,7 +136,7 @@ def group_by_stream(records: Iterable[Record]) -> dict[str, StreamRecords]:
     streams: dict[str, StreamRecords] = {}
     for record in records:
         kind = record.get("type")
-        if kind not in ("measures", "comparison", "ranking", "alarm", "verdict"):
+        if kind not in ("measures", "comparison", "ranking", "alarm", "verdict", "drift"):
             continue
         data = streams.setdefault(record["stream"], StreamRecords(record["stream"]))
         if kind == "measures":
@@ -147,6 +148,8 @@ def group_by_stream(records: Iterable[Record]) -> dict[str, StreamRecords]:
             data.rankings[record["measure"]] = record
         elif kind == "verdict":
             data.verdicts.append(record)
+        elif kind == "drift":
+            data.drifts.append(record)
         else:
             data.alarms.append(record)
     return {name: data for name, data in streams.items() if data.measures}
@@ -323,6 +326,9 @@ class LiveVerdict:
     alpha: float | None
     estimate: float | None = None  # S_n / n, the mean loss difference of a minus b
     previous: str | None = None  # of a verdict record: the verdict before the change
+    scope: str = "stream"  # "stream" (§12) or "regime" (§15); older records: "stream"
+    since: int | None = None  # the first position the verdict covers, when known
+    segment: int | None = None  # scope "regime": the segment's number
 
 
 def parse_sequential(record: Mapping[str, Any], position: int) -> LiveVerdict | None:
@@ -333,30 +339,59 @@ def parse_sequential(record: Mapping[str, Any], position: int) -> LiveVerdict | 
     ...     "verdict": "undecided"}}, 10).estimate
     0.2
     """
+    return _live(record, position, record.get("sequential"), "sequential")
+
+
+def parse_regime(record: Mapping[str, Any], position: int) -> LiveVerdict | None:
+    """The regime verdict (docs/method.md §15) a ``comparison`` record carries inside its
+    ``sequential`` object, or ``None`` (regime verdicts off, or an older file).
+
+    >>> regime = parse_regime({"a": "x", "b": "y", "sequential": {"n": 10, "sum": 2.0,
+    ...     "variance": 1.0, "lower": -0.5, "upper": 0.9, "alpha": 0.05, "verdict": "undecided",
+    ...     "regime": {"segment": 2, "since": 7, "n": 4, "sum": 1.0, "variance": 1.0,
+    ...                "lower": -1.0, "upper": 1.0, "alpha": 0.01, "verdict": "undecided"}}},
+    ...     10)
+    >>> regime.scope, regime.since, regime.segment
+    ('regime', 7, 2)
+    """
     sequential = record.get("sequential")
-    if sequential is None:
+    if not isinstance(sequential, Mapping) or sequential.get("regime") is None:
         return None
-    if not isinstance(sequential, Mapping):
-        raise BadRecord("'sequential' is not an object")
-    n = _int(sequential, "n")
-    total = _num(sequential.get("sum"), "sequential.sum")
+    return _live(record, position, sequential["regime"], "sequential.regime")
+
+
+def _live(record: Mapping[str, Any], position: int, obj: Any, where: str) -> LiveVerdict | None:
+    if obj is None:
+        return None
+    if not isinstance(obj, Mapping):
+        raise BadRecord(f"'{where}' is not an object")
+    n = _int(obj, "n")
+    total = _num(obj.get("sum"), f"{where}.sum")
+    regime = "segment" in obj
     return LiveVerdict(
         a=_text(record, "a"), b=_text(record, "b"), position=position,
-        verdict=_verdict(sequential, "verdict"),
-        lower=_num(sequential.get("lower"), "sequential.lower"),
-        upper=_num(sequential.get("upper"), "sequential.upper"),
-        n=n, alpha=_num(sequential.get("alpha"), "sequential.alpha"),
-        estimate=total / n if total is not None and n else None)
+        verdict=_verdict(obj, "verdict"),
+        lower=_num(obj.get("lower"), f"{where}.lower"),
+        upper=_num(obj.get("upper"), f"{where}.upper"),
+        n=n, alpha=_num(obj.get("alpha"), f"{where}.alpha"),
+        estimate=total / n if total is not None and n else None,
+        scope="regime" if regime else "stream",
+        since=obj.get("since") if regime else None,
+        segment=_int(obj, "segment") if regime else None)
 
 
 def parse_verdict(record: Mapping[str, Any]) -> LiveVerdict:
     """A ``verdict`` record (a pair's live verdict changed)."""
     n = record.get("n")
+    scope = record.get("scope", "stream")
+    if scope not in ("stream", "regime"):
+        raise BadRecord(f"'scope' is {scope!r}, not stream or regime")
     return LiveVerdict(
         a=_text(record, "a"), b=_text(record, "b"), position=_int(record, "position"),
         verdict=_verdict(record, "verdict"), previous=_verdict(record, "previous"),
         lower=_num(record.get("lower"), "lower"), upper=_num(record.get("upper"), "upper"),
-        n=_int(record, "n") if n is not None else None, alpha=_num(record.get("alpha"), "alpha"))
+        n=_int(record, "n") if n is not None else None, alpha=_num(record.get("alpha"), "alpha"),
+        scope=scope, since=record.get("since"), segment=record.get("segment"))
 
 
 @dataclass(frozen=True)
@@ -372,6 +407,7 @@ class ComparisonPoint:
     wins: tuple[int, int]
     alpha: float
     live: LiveVerdict | None
+    regime: LiveVerdict | None = None  # the regime verdict (§15), when the record carries it
 
 
 def parse_comparison(record: Mapping[str, Any]) -> ComparisonPoint:
@@ -389,7 +425,8 @@ def parse_comparison(record: Mapping[str, Any]) -> ComparisonPoint:
         _num(wilcoxon.get("p_value"), "wilcoxon.p_value"),
         _num(sign.get("p_value"), "sign.p_value"),
         (_int(sign, "wins_a"), _int(sign, "wins_b")), alpha,
-        parse_sequential(record, _int(record, "position")))
+        parse_sequential(record, _int(record, "position")),
+        parse_regime(record, _int(record, "position")))
 
 
 def parse_ranking(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -410,6 +447,16 @@ def parse_alarm(record: Mapping[str, Any]) -> tuple[int, str, int, str]:
     """``(position, learner, fold, detector)`` of an ``alarm`` record."""
     return (_int(record, "position"), _text(record, "learner"), _int(record, "fold"),
             _text(record, "detector"))
+
+
+def parse_drift(record: Mapping[str, Any]) -> tuple[int, str, str, tuple[int, ...], int]:
+    """``(position, learner, detector, folds, first)`` of a ``drift`` record (§16)."""
+    folds = record.get("folds")
+    if not isinstance(folds, list) or not folds \
+            or not all(isinstance(f, int) and not isinstance(f, bool) for f in folds):
+        raise BadRecord("'folds' is not a list of fold numbers")
+    return (_int(record, "position"), _text(record, "learner"), _text(record, "detector"),
+            tuple(folds), _int(record, "first"))
 
 
 def parse_summary(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -433,6 +480,7 @@ _PARSERS = {
     "verdict": parse_verdict,
     "ranking": parse_ranking,
     "alarm": parse_alarm,
+    "drift": parse_drift,
     "summary": parse_summary,
 }
 

@@ -34,7 +34,8 @@ from foldstream.job.tools.records import BadRecord, RecordReader, StreamRecords,
 from foldstream.job.tools.tables import SUMMARY_MEASURES, fmt, fmt_p
 from foldstream.operators.aggregator import VERDICT_MEASURE
 from foldstream.operators.records import Record
-from foldstream.operators.verdicts import fold_verdict, sequential_head, sequential_text
+from foldstream.operators.verdicts import fold_verdict, live_scope_text, live_verdict_text, \
+    scope_disagreement, sequential_head
 
 
 DEFAULT_OUT = "report.html"
@@ -227,7 +228,7 @@ def _tests_section(data: StreamRecords) -> str:
     if not data.comparisons:
         return "<p>No comparisons: a single learner.</p>"
     last_measures = {name: records[-1] for name, records in data.measures.items()}
-    rows = []
+    rows, sentences = [], []
     for (measure, a, b), series in data.comparisons.items():
         record = series[-1]
         w, s, m, q = record["wilcoxon"], record["sign"], record["mcnemar"], record["q"]
@@ -235,11 +236,16 @@ def _tests_section(data: StreamRecords) -> str:
                      _e(f"{s['wins_a']}:{s['wins_b']} ({s['ties']} ties)"),
                      _e(fold_verdict(record, last_measures).text),
                      _p(m["p_value"]), _num(q["value"])])
+        sentence = scope_disagreement(record, last_measures)
+        if sentence:
+            sentences.append(f"<p class=\"note\">{_e(f'{a} vs {b} ({measure})')}: "
+                             f"{_e(sentence)}</p>")
     position = next(iter(data.comparisons.values()))[-1]["position"]
     return _table(["measure", "pair", "Wilcoxon p", "sign p", "wins", "fold tests say",
                    "McNemar p", "Q"], rows, numeric=(2, 3, 4, 6, 7),
                   caption=f"paired tests over folds at position {position:,} (α = {data.alpha}); "
-                          f"McNemar is example-based, for reference only (docs/method.md §6)")
+                          f"McNemar is example-based, for reference only (docs/method.md §6)") \
+        + "".join(sentences)
 
 
 def _verdicts_section(data: StreamRecords, facts: StreamFacts) -> str:
@@ -249,21 +255,25 @@ def _verdicts_section(data: StreamRecords, facts: StreamFacts) -> str:
         sequential = series[-1].get("sequential")
         if measure != VERDICT_MEASURE or not isinstance(sequential, dict):
             continue
-        rows.append([_e(f"{a} vs {b}"),
-                     _e(sequential_text(sequential["verdict"], a, b, sequential.get("lower"),
-                                        sequential.get("upper"))),
-                     _int(sequential.get("n")), _alpha(sequential.get("alpha"))])
+        for live in (sequential, sequential.get("regime")):
+            if isinstance(live, dict):
+                rows.append([_e(f"{a} vs {b}"), _e(live_verdict_text(live, a, b)),
+                             _int(live.get("n")), _alpha(live.get("alpha"))])
     if rows:
-        parts.append(_table(["pair", "live verdict", "n", "α per pair"], rows, numeric=(2, 3),
-                            caption="live verdicts at the last report (docs/method.md §12)"))
+        parts.append(_table(["pair", "live verdict", "n", "α"], rows, numeric=(2, 3),
+                            caption="live verdicts at the last report, over the whole stream "
+                                    "(docs/method.md §12) and since the comparison last "
+                                    "changed (§15)"))
     if facts.verdicts:
         parts.append(_table(
-            ["position", "pair", "from", "to", "interval", "n"],
+            ["position", "pair", "scope", "from", "to", "interval", "n"],
             [[_int(v.get("position")), _e(f"{v.get('a')} vs {v.get('b')}"),
+              _e(live_scope_text(v.get("n"), v.get("since"), v.get("segment"),
+                                 v.get("scope", "stream")) or ""),
               _e(sequential_head(v["previous"], v["a"], v["b"])),
               _e(sequential_head(v["verdict"], v["a"], v["b"])),
               f"[{_num(v.get('lower'), 4)}, {_num(v.get('upper'), 4)}]", _int(v.get("n"))]
-             for v in facts.verdicts], numeric=(0, 4, 5), caption="verdict changes"))
+             for v in facts.verdicts], numeric=(0, 5, 6), caption="verdict changes"))
     if not parts:
         return ""
     return "<h3>Live verdicts</h3>" + "".join(parts)
@@ -282,6 +292,17 @@ def _ranks_section(data: StreamRecords) -> str:
     return "<h3>Average ranks</h3>" + _table(
         ["measure", "position", "average ranks (1 = best)", "Friedman p", "Nemenyi CD"], rows,
         numeric=(1, 3, 4))
+
+
+def _drifts_section(data: StreamRecords) -> str:
+    """The changes the folds agree on (docs/method.md §16): they lead the alarms."""
+    if not data.drifts:
+        return ""
+    rows = [[_int(d["position"]), _e(d["learner"]), _e(d["detector"]),
+             _e(", ".join(map(str, d["folds"]))), _int(d["first"])] for d in data.drifts]
+    return _table(["position", "learner", "detector", "agreeing folds", "first alarm"], rows,
+                  numeric=(0, 4), caption=f"{len(rows):,} drift{'' if len(rows) == 1 else 's'}: "
+                                          f"changes that enough folds alarmed on together")
 
 
 def _alarms_section(data: StreamRecords) -> str:
@@ -355,6 +376,8 @@ def render_html(run: RunFacts, measures: Sequence[str] = DEFAULT_MEASURES,
         facts = run.facts.get(name, StreamFacts(name))
         out.append(f'<section id="stream-{i}"><h2>Stream {_e(name)}</h2>')
         out.append("<h3>Evaluation</h3>" + _setup_section(data, facts))
+        if data.drifts:
+            out.append("<h3>Drifts the folds agree on</h3>" + _drifts_section(data))
         out.append("<h3>Result</h3>" + _summary_section(data, facts))
         out.append("<h3>Paired tests</h3>" + _tests_section(data))
         out.append(_verdicts_section(data, facts))

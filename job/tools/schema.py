@@ -37,7 +37,7 @@ def load_schema() -> dict[str, Any]:
     -------
     dict
         A draft 2020-12 schema: a ``oneOf`` over ``$defs/<type>`` for the record types
-        ``measures``, ``comparison``, ``verdict``, ``ranking``, ``alarm``, ``learner_error``,
+        ``measures``, ``comparison``, ``verdict``, ``ranking``, ``alarm``, ``drift``, ``learner_error``,
         ``rejected`` and ``summary``, and ``part``: on Kafka, a slice of a record too large
         for one message (:mod:`foldstream.connectors.parts`), which :class:`RecordReader`
         puts together again.
@@ -48,7 +48,7 @@ def load_schema() -> dict[str, Any]:
     >>> schema["$schema"]
     'https://json-schema.org/draft/2020-12/schema'
     >>> sorted(ref["$ref"].split("/")[-1] for ref in schema["oneOf"])
-    ['alarm', 'comparison', 'learner_error', 'measures', 'part', 'ranking', 'rejected', 'summary', 'verdict']
+    ['alarm', 'comparison', 'drift', 'learner_error', 'measures', 'part', 'ranking', 'rejected', 'summary', 'verdict']
     """
     return json.loads(_schema_text())
 

@@ -21,7 +21,8 @@ from rich.table import Table
 
 from foldstream.operators.records import Record
 from foldstream.operators.sequential import UNDECIDED
-from foldstream.operators.verdicts import FoldVerdict, fold_verdict, sequential_text
+from foldstream.operators.verdicts import FoldVerdict, fold_verdict, live_verdict_text, \
+    scope_disagreement
 
 SUMMARY_MEASURES = ("accuracy", "kappa", "kappa_m", "kappa_per", "kappa_plus")
 
@@ -112,25 +113,29 @@ def measures_table(summary: dict[str, Any]) -> Table:
     return table
 
 
-def sequential_markup(record: Record) -> str:
+def sequential_markup(record: Record, regime: bool = False) -> str:
     """The live verdict of a ``comparison`` record (its ``sequential`` object, docs/method.md
-    §12) as rich markup, green when decided; empty when the record carries none.
+    §12, or with ``regime`` the one inside it, §15) as rich markup, green when decided; empty
+    when the record carries none.
 
-    The words are :func:`~foldstream.operators.verdicts.sequential_text`'s.
+    The words, with what the verdict covers, are
+    :func:`~foldstream.operators.verdicts.live_verdict_text`'s.
 
     >>> record = {"a": "ht", "b": "nb", "sequential": {"verdict": "b_better", "lower": 0.0067,
     ...           "upper": 0.0333, "n": 900, "sum": 18.0, "variance": 20.0, "alpha": 0.05}}
-    >>> sequential_markup(record)
-    '[green]nb better (models, any time: error(ht) - error(nb) in [0.0067, 0.0333])[/]'
-    >>> sequential_markup({"a": "ht", "b": "nb"})
-    ''
+    >>> sequential_markup(record)  # doctest: +NORMALIZE_WHITESPACE
+    '[green]nb better over the whole stream (900 examples) (models, any time: error(ht) -
+     error(nb) in [0.0067, 0.0333])[/]'
+    >>> sequential_markup({"a": "ht", "b": "nb"}), sequential_markup(record, regime=True)
+    ('', '')
     """
-    sequential = record.get("sequential")
-    if not sequential:
+    live = record.get("sequential")
+    if live and regime:
+        live = live.get("regime")
+    if not live:
         return ""
-    text = typed(sequential_text(sequential["verdict"], record["a"], record["b"],
-                                  sequential["lower"], sequential["upper"]))
-    return text if sequential["verdict"] == UNDECIDED else f"[green]{text}[/]"
+    text = typed(live_verdict_text(live, record["a"], record["b"]))
+    return text if live["verdict"] == UNDECIDED else f"[green]{text}[/]"
 
 
 def comparisons_table(comparisons: Sequence[Record], measures: Mapping[str, Record] | None = None,
@@ -139,23 +144,37 @@ def comparisons_table(comparisons: Sequence[Record], measures: Mapping[str, Reco
 
     ``measures`` (the latest ``measures`` record per learner) gives a rejecting Wilcoxon test
     its direction (:func:`~foldstream.operators.verdicts.fold_verdict`). When a record carries
-    a live verdict (``sequential``, docs/method.md §12), a last column shows it with its
-    interval (:func:`sequential_markup`); each verdict names the question it answers. Without
-    live verdicts the column is left out.
+    a live verdict (``sequential``, docs/method.md §12), a column shows it with its interval
+    (:func:`sequential_markup`), and one more the regime verdict (§15) when the records carry
+    it; each verdict names the question it answers and the examples it covers. Without live
+    verdicts the columns are left out.
     """
     alpha = comparisons[0]["alpha"] if comparisons else 0.05
     live = any(record.get("sequential") for record in comparisons)
+    regime = any((record.get("sequential") or {}).get("regime") for record in comparisons)
     table = Table(title=f"{title} (α = {alpha})", title_justify="left")
     columns = ["measure", "a vs b", "Wilcoxon p", "sign p", "wins", "verdict"]
-    for column in columns + (["live verdict"] if live else []):
+    extra = (["live verdict, whole stream"] if live else []) + \
+        (["live verdict, since the last change"] if regime else [])
+    for column in columns + extra:
         table.add_column(column, justify="right" if column.endswith(("p", "wins")) else "left")
     for record in comparisons:
         w, s = record["wilcoxon"], record["sign"]
         cells = [typed(record["measure"]), typed(f"{record['a']} vs {record['b']}"),
                  fmt_p(w["p_value"]), fmt_p(s["p_value"]), f"{s['wins_a']}:{s['wins_b']}",
                  verdict_markup(fold_verdict(record, measures))]
-        table.add_row(*cells, *([sequential_markup(record)] if live else []))
+        table.add_row(*cells, *([sequential_markup(record)] if live else []),
+                      *([sequential_markup(record, regime=True)] if regime else []))
     return table
+
+
+def disagreements(comparisons: Sequence[Record],
+                  measures: Mapping[str, Record] | None = None) -> list[str]:
+    """The sentences of the comparisons whose verdicts' scopes point different ways
+    (:func:`~foldstream.operators.verdicts.scope_disagreement`), as plain text."""
+    found = (scope_disagreement(record, measures) for record in comparisons)
+    return [f"{record['a']} vs {record['b']} ({record['measure']}): {text}"
+            for record, text in zip(comparisons, found) if text]
 
 
 def print_summary(console: Console, summaries: list[dict[str, Any]],
@@ -166,6 +185,8 @@ def print_summary(console: Console, summaries: list[dict[str, Any]],
         if comparisons:
             measures = {record["learner"]: record for record in summary["measures"]}
             console.print(comparisons_table(comparisons, measures))
+            for sentence in disagreements(comparisons, measures):
+                console.print(typed(sentence))
         console.print(
             f"{summary['examples_read']} records read, {summary['examples_rejected']} rejected, "
             f"{summary['wall_time_s']:.1f} s ({summary['examples_per_second'] or 0:.0f} examples/s)"

@@ -22,10 +22,10 @@ from rich.text import Text
 
 from foldstream.job import exitcodes
 from foldstream.job.tools.records import RecordReader, describe_window
-from foldstream.job.tools.tables import comparisons_table, fmt, fmt_p, typed
+from foldstream.job.tools.tables import comparisons_table, disagreements, fmt, fmt_p, typed
 from foldstream.operators.records import Record
 from foldstream.operators.sequential import UNDECIDED
-from foldstream.operators.verdicts import sequential_text
+from foldstream.operators.verdicts import live_verdict_text
 
 
 DEFAULT_MEASURES = ("accuracy", "kappa_m")
@@ -67,7 +67,10 @@ class StreamView:
     rankings: dict[str, Record] = field(default_factory=dict)
     alarms: deque = field(default_factory=lambda: deque(maxlen=6))
     alarm_count: int = 0
-    verdicts: dict[tuple[str, str], Record] = field(default_factory=dict)  # latest change per pair
+    drifts: deque = field(default_factory=lambda: deque(maxlen=6))  # docs/method.md §16
+    drift_count: int = 0
+    # the latest change per pair and scope ("stream", "regime")
+    verdicts: dict[tuple[str, str, str], Record] = field(default_factory=dict)
     rejected: int = 0
     learner_errors: list[Record] = field(default_factory=list)  # quarantined learner replicas
     summary: Record | None = None
@@ -110,7 +113,8 @@ class WatchState:
 
     def _stream(self, name: str) -> StreamView:
         if name not in self.streams:
-            self.streams[name] = StreamView(name, alarms=deque(maxlen=self.alarms_kept))
+            self.streams[name] = StreamView(name, alarms=deque(maxlen=self.alarms_kept),
+                                            drifts=deque(maxlen=self.alarms_kept))
         return self.streams[name]
 
     def update(self, record: Record) -> None:
@@ -131,12 +135,15 @@ class WatchState:
         elif kind == "alarm":
             view.alarms.append(record)
             view.alarm_count += 1
+        elif kind == "drift":
+            view.drifts.append(record)
+            view.drift_count += 1
         elif kind == "rejected":
             view.rejected += 1
         elif kind == "learner_error":
             view.learner_errors.append(record)
         elif kind == "verdict":
-            view.verdicts[(record["a"], record["b"])] = record
+            view.verdicts[(record["a"], record["b"], record.get("scope", "stream"))] = record
         elif kind == "summary":
             view.summary = record
         else:
@@ -164,8 +171,14 @@ class WatchState:
 
     def _stream_parts(self, view: StreamView) -> list[RenderableType]:
         parts: list[RenderableType] = [self._measures_table(view), self._setup(view)]
+        if view.drifts:  # the changes the folds agree on lead (docs/method.md §16)
+            parts.append(self._drifts_table(view))
         if view.comparisons:
             parts.append(self._comparisons_table(view))
+            records = [record for _, record in sorted(view.comparisons.items(),
+                                                      key=self._by_measure)]
+            parts.extend(Text(line, style="yellow")
+                         for line in disagreements(records, view.measures))
         parts.extend(self._verdict_line(record) for record in view.verdicts.values())
         for ranking in view.rankings.values():
             parts.append(self._ranking_line(ranking))
@@ -232,19 +245,31 @@ class WatchState:
 
     @staticmethod
     def _verdict_line(record: Record) -> Text:
-        """The latest change of a pair's live verdict (a ``verdict`` record, docs/method.md §12),
-        in :func:`~foldstream.operators.verdicts.sequential_text`'s words.
+        """The latest change of a pair's live verdict of one scope (a ``verdict`` record,
+        docs/method.md §12, §15), in
+        :func:`~foldstream.operators.verdicts.live_verdict_text`'s words.
 
         >>> line = WatchState._verdict_line({"type": "verdict", "position": 700, "a": "ht",
         ...     "b": "nb", "measure": "accuracy", "verdict": "a_better", "previous": "undecided",
         ...     "lower": -0.05, "upper": -0.01, "n": 700, "alpha": 0.05}).plain
         >>> line.split(" (")[0], line.endswith("error(ht) - error(nb) in [-0.0500, -0.0100])")
-        ('live verdict since position 700: ht better', True)
+        ('live verdict as of position 700: ht better over the whole stream', True)
         """
-        text = sequential_text(record["verdict"], record["a"], record["b"], record["lower"],
-                               record["upper"])
-        return Text(f"live verdict since position {record['position']:,}: {text}",
+        text = live_verdict_text(record, record["a"], record["b"])
+        return Text(f"live verdict as of position {record['position']:,}: {text}",
                     style="green" if record["verdict"] != UNDECIDED else "")
+
+    @staticmethod
+    def _drifts_table(view: StreamView) -> Table:
+        table = Table(title=f"latest drifts, alarms the folds agree on ({view.drift_count} in "
+                            f"all)", title_justify="left")
+        for column in ("position", "learner", "detector", "folds", "first alarm"):
+            table.add_column(column, justify="right" if column != "learner" else "left")
+        for drift in reversed(view.drifts):
+            table.add_row(f"{drift['position']:,}", typed(drift["learner"]),
+                          typed(drift["detector"]), ", ".join(map(str, drift["folds"])),
+                          f"{drift['first']:,}")
+        return table
 
     @staticmethod
     def _ranking_line(ranking: Record) -> Text:

@@ -44,7 +44,8 @@ from foldstream.job.tools.records import (
 )
 from foldstream.job.tools.watch import RateMeter
 from foldstream.operators.sequential import UNDECIDED
-from foldstream.operators.verdicts import fold_verdict, sequential_head, sequential_text
+from foldstream.operators.verdicts import fold_verdict, live_scope_text, scope_disagreement, \
+    sequential_head, sequential_text
 
 
 DEFAULT_HISTORY = 2000  # points per curve; a page of ~1,500 px shows no more
@@ -210,11 +211,13 @@ class StreamHistory:
     sequential: dict[tuple[str, str], BoundedSeries] = field(default_factory=dict)
     tests: dict[tuple[str, str, str], FoldTests] = field(default_factory=dict)
     alpha: float | None = None
-    live: dict[tuple[str, str], LiveVerdict] = field(default_factory=dict)
+    live: dict[tuple[str, str, str], LiveVerdict] = field(default_factory=dict)  # (a, b, scope)
     changes: deque = field(default_factory=deque)
     rankings: dict[str, dict[str, Any]] = field(default_factory=dict)
     alarms: deque = field(default_factory=deque)  # (position, learner, fold, detector)
     alarm_count: int = 0
+    drifts: deque = field(default_factory=deque)  # (position, learner, detector, folds, first)
+    drift_count: int = 0
     rejected: int = 0
     summary: dict[str, Any] | None = None
     latest: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # for fold_verdict
@@ -224,6 +227,7 @@ class StreamHistory:
     def __post_init__(self) -> None:
         self.changes = deque(maxlen=self.events)
         self.alarms = deque(maxlen=self.events)
+        self.drifts = deque(maxlen=self.events)
 
     @property
     def compared(self) -> list[str]:
@@ -412,14 +416,17 @@ class DashboardState:
                 curve = stream.sequential[(live.a, live.b)] = BoundedSeries(
                     ("estimate", "lower", "upper"), self.history)
             curve.append(position, (live.estimate, live.lower, live.upper))
-            stream.live[(live.a, live.b)] = live
+            stream.live[(live.a, live.b, live.scope)] = live
+        if point.regime is not None:
+            stream.live[(point.a, point.b, point.regime.scope)] = point.regime
 
     def _verdict(self, stream: StreamHistory, change: LiveVerdict, record: Mapping,
                  position: int) -> None:
         stream.changes.append(change)
-        known = stream.live.get((change.a, change.b))
+        key = (change.a, change.b, change.scope)
+        known = stream.live.get(key)
         if known is None or known.position <= change.position:
-            stream.live[(change.a, change.b)] = change
+            stream.live[key] = change
 
     def _ranking(self, stream: StreamHistory, ranking: dict, record: Mapping,
                  position: int) -> None:
@@ -428,6 +435,10 @@ class DashboardState:
     def _alarm(self, stream: StreamHistory, alarm: tuple, record: Mapping, position: int) -> None:
         stream.alarms.append(alarm)
         stream.alarm_count += 1
+
+    def _drift(self, stream: StreamHistory, drift: tuple, record: Mapping, position: int) -> None:
+        stream.drifts.append(drift)
+        stream.drift_count += 1
 
     def _summary(self, stream: StreamHistory, summary: dict, record: Mapping,
                  position: int) -> None:
@@ -532,18 +543,37 @@ def _meta(stream: StreamHistory, pmeasure: str | None) -> dict[str, Any]:
         "alarms": [[p, index.get(learner, -1), fold, detector]
                    for p, learner, fold, detector in stream.alarms],
         "alarm_count": stream.alarm_count, "rejected": stream.rejected,
+        "drifts": [[p, index.get(learner, -1), detector, list(folds), first]
+                   for p, learner, detector, folds, first in stream.drifts],
+        "drift_count": stream.drift_count,
+        "disagreements": _disagreements(stream),
         "summary": stream.summary,
     }
 
 
 def _live(v: LiveVerdict) -> dict[str, Any]:
+    scope = live_scope_text(v.n, v.since, v.segment, v.scope)
+    head = sequential_head(v.verdict, v.a, v.b)
     return {"a": v.a, "b": v.b, "position": v.position, "verdict": v.verdict,
             "previous": v.previous, "lower": v.lower, "upper": v.upper, "n": v.n,
-            "alpha": v.alpha, "estimate": v.estimate,
+            "alpha": v.alpha, "estimate": v.estimate, "scope": v.scope,
             "decided": v.verdict != UNDECIDED,  # the page's colour; the words are verdicts.py's
-            "head": sequential_head(v.verdict, v.a, v.b),
+            "head": head, "label": f"{head} {scope}" if scope else head,
             "previous_head": None if v.previous is None else sequential_head(v.previous, v.a, v.b),
-            "text": sequential_text(v.verdict, v.a, v.b, v.lower, v.upper)}
+            "text": sequential_text(v.verdict, v.a, v.b, v.lower, v.upper, scope)}
+
+
+def _disagreements(stream: StreamHistory) -> list[str]:
+    """One sentence per pair whose verdicts' scopes point different ways (verdicts.py's)."""
+    out = []
+    for t in stream.tests.values():
+        try:
+            text = scope_disagreement(t.record, t.learners)
+        except (KeyError, TypeError, ValueError):  # odd fold values: no sentence
+            continue
+        if text:
+            out.append(f"{t.a} vs {t.b} ({t.measure}): {text}")
+    return out
 
 
 _APPLY = {
@@ -552,6 +582,7 @@ _APPLY = {
     "verdict": DashboardState._verdict,
     "ranking": DashboardState._ranking,
     "alarm": DashboardState._alarm,
+    "drift": DashboardState._drift,
     "summary": DashboardState._summary,
 }
 

@@ -351,9 +351,10 @@
     }));
   }
 
-  /* Alarms as ticks at the bottom of the plot, one row per learner, in its colour. */
+  /* Drifts (else alarms) as ticks at the bottom of the plot, one row per learner. */
   function drawAlarms(u) {
-    const alarms = page.meta ? page.meta.alarms : [];
+    // drifts lead; a file without them (older, or consensus off) shows each fold's alarms
+    const alarms = !page.meta ? [] : page.meta.drifts.length ? page.meta.drifts : page.meta.alarms;
     if (!alarms.length) return;
     const ctx = u.ctx, ratio = uPlot.pxRatio, tick = 7 * ratio;
     const [xMin, xMax] = [u.scales.x.min, u.scales.x.max];
@@ -459,7 +460,8 @@
       axes: [{label: "position (examples)"}, {label: "error(a) − error(b)", size: 60}],
       cursor: {drag: {x: true, y: false}},
     }), data);
-    const live = Object.fromEntries(page.meta.live.map((v) => [`${v.a}|${v.b}`, v]));
+    const live = Object.fromEntries(page.meta.live.filter((v) => v.scope === "stream")
+      .map((v) => [`${v.a}|${v.b}`, v]));
     legend("sequential", names.map((n, i) => {
       const v = live[n];
       return {label: n.replace("|", " − "), color: color(i),
@@ -476,12 +478,15 @@
    * loss of docs/method.md §12) on its first row. */
   function renderTests() {
     const meta = page.meta;
-    const live = new Map(meta.live.map((v) => [`${v.a}|${v.b}`, v]));
+    const scoped = (scope) => new Map(meta.live.filter((v) => v.scope === scope)
+      .map((v) => [`${v.a}|${v.b}`, v]));
+    const live = scoped("stream"), regime = scoped("regime");
     const alpha = meta.alpha;
     $("tests-title").textContent = "pairs: fold tests at the latest report" +
       (alpha === null ? "" : ` (α = ${alpha})`) + (live.size ? ", and live verdicts" : "");
     const heads = ["pair", "measure", "#Wilcoxon p", "#sign p", "#wins", "fold tests say"];
     if (live.size) heads.push("live verdict", "#interval", "#n", "#α per pair");
+    if (regime.size) heads.push("since the last change");
     let html = "<thead><tr>" + heads.map((h) => h.startsWith("#")
       ? `<th class=num>${esc(h.slice(1))}</th>` : `<th>${esc(h)}</th>`).join("") +
       "</tr></thead><tbody>";
@@ -501,16 +506,25 @@
         const v = i === 0 ? live.get(key) : undefined;
         if (v) {
           const cls = v.decided ? "verdict-decided" : "verdict-undecided";
-          html += `<td class="${cls}" title="${esc(v.text)}">${esc(v.head)}</td>` +
+          html += `<td class="${cls}" title="${esc(v.text)}">${esc(v.label)}</td>` +
             numCell(`[${fmt(v.lower, 4)}, ${fmt(v.upper, 4)}]`) + numCell(fmtInt(v.n)) +
             numCell(v.alpha === null ? "—" : v.alpha.toPrecision(3));
         } else if (live.size) {
           html += "<td></td>" + numCell("") + numCell("") + numCell("");
         }
+        const r = i === 0 ? regime.get(key) : undefined;
+        if (r) {
+          const cls = r.decided ? "verdict-decided" : "verdict-undecided";
+          html += `<td class="${cls}" title="${esc(r.text)}">${esc(r.label)}</td>`;
+        } else if (regime.size) {
+          html += "<td></td>";
+        }
         html += "</tr>";
       });
     }
     $("tests").innerHTML = html + "</tbody>";
+    $("disagreements").innerHTML = meta.disagreements.map((text) =>
+      `<p class="note">${esc(text)}</p>`).join("");
   }
 
   function renderChanges() {
@@ -524,7 +538,7 @@
       "<th>to</th><th class=num>interval</th></tr></thead><tbody>" +
       changes.map((v) => "<tr>" + numCell(fmtInt(v.position)) +
         `<td>${esc(v.a)} vs ${esc(v.b)}</td><td>${esc(v.previous_head || "")}</td>` +
-        `<td class=verdict-decided title="${esc(v.text)}">${esc(v.head)}</td>` +
+        `<td class=verdict-decided title="${esc(v.text)}">${esc(v.label)}</td>` +
         numCell(`[${fmt(v.lower, 4)}, ${fmt(v.upper, 4)}]`) + "</tr>").join("") + "</tbody>";
   }
 
@@ -535,6 +549,16 @@
       r.ranks.map(([n, rank]) => `${esc(n)} ${fmt(rank, 2)}`).join(", ") +
       `; Friedman p ${fmtP(r.friedman)}; Nemenyi CD ${fmt(r.cd, 2)}</div>`).join("")
       : "<div class=dim>ranks need three or more learners</div>";
+    const drifts = meta.drifts.slice(-8).reverse();
+    $("drifts").innerHTML = drifts.length
+      ? "<thead><tr><th class=num>position</th><th>learner</th><th>detector</th>" +
+        "<th>folds</th><th class=num>first alarm</th></tr></thead><tbody>" +
+        drifts.map(([p, li, det, folds, first]) => "<tr>" + numCell(fmtInt(p)) +
+          `<td>${esc(meta.learners[li] || "?")}</td><td>${esc(det)}</td>` +
+          `<td>${esc(folds.join(", "))}</td>` + numCell(fmtInt(first)) + "</tr>").join("") +
+        "</tbody>"
+      : "<tbody><tr><td class=dim>no drifts (the records carry none, or the folds have not " +
+        "agreed on one)</td></tr></tbody>";
     const alarms = meta.alarms.slice(-8).reverse();
     $("alarms").innerHTML = alarms.length
       ? "<thead><tr><th class=num>position</th><th>learner</th><th class=num>fold</th>" +
