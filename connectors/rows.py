@@ -16,7 +16,7 @@ import math
 import operator
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -128,14 +128,8 @@ def columns_example(values: list[str], schema: RowSchema, stream: str,
             key = _key({schema.id_field: values[layout.id]}, schema)
         except Reject:
             return None
-    numbers = layout.take(values)
-    try:
-        x = dict(zip(layout.names, map(float, numbers)))
-    except ValueError:
-        return None
-    if not math.isfinite(sum(x.values())) or "_" in "".join(numbers):
-        return None
-    return Example(stream, x, label, key, location)
+    x = _text_numbers(layout.names, layout.take(values))
+    return None if x is None else Example(stream, x, label, key, location)
 
 
 def to_example(row: dict[str, Any], schema: RowSchema, stream: str, location: str) -> Example:
@@ -187,6 +181,22 @@ def _quick_features(row: dict[str, Any], schema: RowSchema) -> dict[str, Any] | 
     True
     """
     label, id_field, text_features = schema.label, schema.id_field, schema.text_features
+    if not text_features:  # numbers only: read them all at once
+        x = dict(row)
+        x.pop(label, None)
+        if id_field is not None:
+            x.pop(id_field, None)
+        if schema.text_values:
+            return _text_numbers(tuple(x), tuple(x.values()))
+        kinds = set(map(type, x.values()))
+        if not kinds <= _FLOAT:
+            if not kinds <= _INT_FLOAT:  # a string, a boolean, null...
+                return None
+            try:
+                x = dict(zip(x, map(float, x.values())))
+            except OverflowError:
+                return None
+        return x if math.isfinite(sum(x.values())) else None
     nan = math.nan
     try:
         if schema.text_values:  # text: float() of it, but never Python's "1_000"
@@ -198,11 +208,25 @@ def _quick_features(row: dict[str, Any], schema: RowSchema) -> dict[str, Any] | 
                         else value if (kind := type(value)) is float
                         else float(value) if kind is int else nan)
                  for name, value in row.items() if name != label and name != id_field}
-        total = sum(v for k, v in x.items() if k not in text_features) if text_features \
-            else sum(x.values())  # inf or NaN if any value is (or the sum overflows: rare)
+        total = sum(v for k, v in x.items() if k not in text_features)
     except Exception:  # Reject, ValueError, OverflowError, TypeError: the checks tell
         return None
-    return x if math.isfinite(total) else None
+    return x if math.isfinite(total) else None  # inf or NaN if any value is (or a sum overflows)
+
+
+_FLOAT, _INT_FLOAT = frozenset({float}), frozenset({float, int})
+
+
+def _text_numbers(names: Sequence[str], texts: Sequence[str]) -> dict[str, float] | None:
+    """``{name: float(text)}`` when every text is a finite number, as :func:`_number` reads
+    it (never Python's ``1_000``); else None."""
+    try:
+        x = dict(zip(names, map(float, texts)))
+        if "_" in "".join(texts):
+            return None
+    except (ValueError, TypeError):
+        return None
+    return x if math.isfinite(sum(x.values())) else None
 
 
 def to_item(row: dict[str, Any], schema: RowSchema, stream: str,
