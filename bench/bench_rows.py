@@ -26,11 +26,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from foldstream import connectors
 from foldstream.connectors.files import iter_file
 from foldstream.connectors.messages import MessageParser
 from foldstream.operators.records import Example
 
-ELEC = Path(__file__).resolve().parents[1] / "connectors" / "data" / "elec.csv.gz"
+ELEC = Path(connectors.__file__).parent / "data" / "elec.csv.gz"
 
 
 def write_inputs(folder: Path, copies: int) -> tuple[Path, Path, list[bytes], list[bytes]]:
