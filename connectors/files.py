@@ -133,12 +133,17 @@ def default_stream(path: PathLike) -> str:
     return Path(name).stem
 
 
-def count_rows(path: PathLike, fmt: str | None = None) -> int | None:
+def count_rows(path: PathLike, fmt: str | None = None, at_most: int | None = None) -> int | None:
     """Count the data lines of a file cheaply, as a progress-bar total.
 
     Counts non-blank lines after the header (and, in ARFF, not comments), so rejected lines are
-    included. Returns ``None`` when counting is not cheap: more than 200 MB, compressed or not
-    (a gzip file's uncompressed size is read from its trailer).
+    included; with ``at_most`` (a run's ``limit``) it stops there, so that a short run of a long
+    file does not read all of it. Returns ``None`` when counting is not cheap: more than 200 MB,
+    compressed or not (a gzip file's uncompressed size is read from its trailer).
+
+    >>> elec = packaged_elec_path()
+    >>> count_rows(elec), count_rows(elec, at_most=2000), count_rows(elec, at_most=10 ** 6)
+    (45312, 2000, 45312)
     """
     path = Path(path)
     fmt = _detect_format(path, fmt)
@@ -147,15 +152,18 @@ def count_rows(path: PathLike, fmt: str | None = None) -> int | None:
     count = 0
     in_data = fmt == "jsonl"
     try:
-        for _, raw in _lines(path):
-            line = raw.strip()
-            if not line:
-                continue
-            if not in_data:
-                # CSV: the header is the first non-blank line; ARFF: everything up to "@data".
-                in_data = fmt == "csv" or line.lower().startswith(b"@data")
-            elif not (fmt == "arff" and line.startswith(b"%")):
-                count += 1
+        with contextlib.closing(_lines(path)) as lines:
+            for _, raw in lines:
+                line = raw.strip()
+                if not line:
+                    continue
+                if not in_data:
+                    # CSV: the header is the first non-blank line; ARFF: everything up to "@data".
+                    in_data = fmt == "csv" or line.lower().startswith(b"@data")
+                elif not (fmt == "arff" and line.startswith(b"%")):
+                    count += 1
+                    if count == at_most:
+                        break
     except DamagedFile:
         pass  # the lines up to the damage are what the source will yield
     return count
@@ -509,7 +517,9 @@ _HEADER_READERS: dict[str, Callable[..., RowSchema]] = {
     "csv": _csv_header, "arff": _arff_header, "jsonl": _jsonl_header}
 
 
-def _row_reader(parse_line: Callable[[str, RowSchema], dict[str, Any] | None]) -> Callable[..., Any]:
+def _row_reader(parse_line: Callable[[str, RowSchema], dict[str, Any] | None],
+                ) -> Callable[..., Any]:
+    """A line reader of a format whose lines parse into a row dict."""
     def read_line(text: str, schema: RowSchema, stream: str,
                   location: str) -> Example | LabelOnly | None:
         row = parse_line(text, schema)
