@@ -308,7 +308,11 @@ def _read_batch(batch: list[tuple[int, bytes]], schema: RowSchema, stream: str,
             continue
         location = f"{name}:{lineno}"
         try:
-            item = read_line(_decode(raw), schema, stream, location)
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                text = _decode(raw)  # rejects the line, saying where
+            item = read_line(text, schema, stream, location)
         except Exception as exc:  # Reject, or anything else Python raises on this line
             why = exc if isinstance(exc, Reject) else unexpected(exc)
             out.append(Rejected(stream, f"line {lineno}: {why}",
@@ -426,7 +430,7 @@ def check_header(path: PathLike, *, label: str, nominal: Sequence[str] = (),
 
 
 # --------------------------------------------------------------------------------------------
-# Line parsers: text -> {name: raw value}, or None for a line to skip
+# Line readers: text -> an item, or None for a line to skip (line parsers: -> {name: raw value})
 
 
 def _read_csv_line(text: str, schema: RowSchema, stream: str,
@@ -440,6 +444,19 @@ def _read_csv_line(text: str, schema: RowSchema, stream: str,
     return to_item(_zip_columns(values, schema), schema, stream, location)
 
 
+def _read_arff_line(text: str, schema: RowSchema, stream: str,
+                    location: str) -> Example | LabelOnly | None:
+    row = _parse_arff_line(text, schema)
+    return None if row is None else to_item(row, schema, stream, location)
+
+
+def _read_jsonl_line(text: str, schema: RowSchema, stream: str,
+                     location: str) -> Example | LabelOnly | None:
+    if not text.strip():
+        return None
+    return to_item(json_object(parse_json(text)), schema, stream, location)
+
+
 def _parse_arff_line(text: str, schema: RowSchema) -> dict[str, Any] | None:
     stripped = text.strip()
     if not stripped or stripped.startswith("%"):
@@ -451,12 +468,6 @@ def _parse_arff_line(text: str, schema: RowSchema) -> dict[str, Any] | None:
         if value == "?":  # ARFF's missing value
             raise Reject(f"attribute {name!r}: missing value '?'")
     return row
-
-
-def _parse_jsonl_line(text: str, schema: RowSchema) -> dict[str, Any] | None:
-    if not text.strip():
-        return None
-    return json_object(parse_json(text))
 
 
 def _split(text: str) -> list[str]:
@@ -517,16 +528,5 @@ _HEADER_READERS: dict[str, Callable[..., RowSchema]] = {
     "csv": _csv_header, "arff": _arff_header, "jsonl": _jsonl_header}
 
 
-def _row_reader(parse_line: Callable[[str, RowSchema], dict[str, Any] | None],
-                ) -> Callable[..., Any]:
-    """A line reader of a format whose lines parse into a row dict."""
-    def read_line(text: str, schema: RowSchema, stream: str,
-                  location: str) -> Example | LabelOnly | None:
-        row = parse_line(text, schema)
-        return None if row is None else to_item(row, schema, stream, location)
-    return read_line
-
-
 _LINE_READERS: dict[str, Callable[[str, RowSchema, str, str], Example | LabelOnly | None]] = {
-    "csv": _read_csv_line, "arff": _row_reader(_parse_arff_line),
-    "jsonl": _row_reader(_parse_jsonl_line)}
+    "csv": _read_csv_line, "arff": _read_arff_line, "jsonl": _read_jsonl_line}

@@ -424,7 +424,7 @@ def parse_json(text: str) -> Any:
         pass
     else:
         if not _wide_number(value):
-            if _SURROGATE.search(text):  # a pair (orjson refuses lone ones): still checked
+            if "\\u" in text and _SURROGATE.search(text):  # a pair (orjson refuses lone ones)
                 _check_text(value)
             return value
     try:
