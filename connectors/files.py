@@ -473,8 +473,9 @@ def _parse_arff_line(text: str, schema: RowSchema) -> dict[str, Any] | None:
 def _split(text: str) -> list[str]:
     """Split one CSV line into fields with the csv module; a quoting error rejects the line.
 
-    A line without a quote or a line break is split at its commas, which is what the csv
-    module does with it, without the cost of a reader per line (tests/test_rows_bulk.py).
+    A line without a quote or a line break, and shorter than the csv module's longest field,
+    is split at its commas, which is what the csv module does with it, without the cost of a
+    reader per line (tests/test_rows_bulk.py).
 
     >>> _split('1, 2,"a,b"')
     ['1', ' 2', 'a,b']
@@ -483,7 +484,8 @@ def _split(text: str) -> list[str]:
     ...
     foldstream.connectors.rows.Reject: malformed line (unexpected end of data)
     """
-    if '"' not in text and "\r" not in text and "\n" not in text:
+    if '"' not in text and "\r" not in text and "\n" not in text \
+            and len(text) <= csv.field_size_limit():
         return text.split(",")
     try:
         (values,) = csv.reader([text], strict=True)

@@ -59,6 +59,13 @@ def test_csv_lines_without_quotes_split_as_the_csv_module_splits_them(text):
     assert files._split(text) == expected
 
 
+def test_a_field_longer_than_the_csv_module_reads_is_rejected_as_it_says():
+    text = "1,2," + "a" * (csv.field_size_limit() + 1)
+    with pytest.raises(Reject, match="field larger than field limit"):
+        files._split(text)
+    assert files._split(text[:-1]) == ["1", "2", "a" * csv.field_size_limit()]
+
+
 # ---------------------------------------------------------------------------------- numbers
 PLAIN = ["1", "-0", "0.5", " 2.5 ", "1e3", "+1", "1e-400", "00012", "\u0661\u0662", "9" * 400]
 ODD = ["1E400", "-1e400", "1_000", "nan", "-inf", "Infinity", "0x10", "", " ", "?", "1.2.3",
