@@ -423,7 +423,7 @@ def parse_json(text: str) -> Any:
     except Exception:  # whatever orjson refuses, json reads or says why, in its words
         pass
     else:
-        if not _wide_number(value):
+        if not _json_may_differ(value):
             if "\\u" in text and _SURROGATE.search(text):  # a pair (orjson refuses lone ones)
                 _check_text(value)
             return value
@@ -444,28 +444,35 @@ def parse_json(text: str) -> Any:
 
 
 _WIDE = 2.0 ** 63  # orjson reads an integer beyond 64 bits as a float (json: as an int)
+_DEEP = 200  # orjson reads 1,024 levels; json stops near the interpreter's recursion limit
 
 
-def _wide_number(value: Any) -> bool:
-    """Whether orjson's ``value`` holds a float of magnitude 2**63 or more anywhere: it may be
-    an integer too wide for 64 bits, which json reads as the int it is, so such a text is read
-    again with json (a float that large, written as a float, is read the same by both).
+def _json_may_differ(value: Any) -> bool:
+    """Whether json might read the text of orjson's ``value`` otherwise, so that the text is
+    read again with json: a float of magnitude 2**63 or more anywhere (it may be an integer too
+    wide for 64 bits, which json reads as the int it is; a float that large, written as a
+    float, is read the same by both), or nesting deeper than ``_DEEP`` levels (json's limit
+    depends on the stack; no row is nested that deep).
 
-    >>> _wide_number({"a": [1.5, {"b": -1e19}]}), _wide_number({"a": 9.2e18, "b": "1e30"})
+    >>> _json_may_differ({"a": [1.5, {"b": -1e19}]}), _json_may_differ({"a": 9.2e18, "b": "1"})
     (True, False)
+    >>> _json_may_differ([[[]]]), _json_may_differ(parse_json("[" * 300 + "]" * 300))
+    (False, True)
     """
-    todo = [value]
+    todo = [(value, 1)]
     while todo:
-        item = todo.pop()
+        item, depth = todo.pop()
         kind = type(item)
         if kind is dict or kind is list:
+            if depth > _DEEP:
+                return True
             for part in (item.values() if kind is dict else item):
                 kind = type(part)
                 if kind is float:
                     if not -_WIDE < part < _WIDE:  # orjson gives no NaN, no infinity
                         return True
                 elif kind is dict or kind is list:
-                    todo.append(part)
+                    todo.append((part, depth + 1))
         elif kind is float and not -_WIDE < item < _WIDE:
             return True
     return False

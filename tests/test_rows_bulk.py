@@ -155,3 +155,10 @@ def test_an_integer_beyond_64_bits_stays_an_integer():
     example = rows.to_example(rows.parse_json(f'{{"id": {wide}, "y": 1, "a": 2}}'), schema,
                               "s", "t@0")
     assert (example.key, type(example.key)) == (wide, int)
+
+
+@pytest.mark.parametrize("depth", [150, 250, 990, 1000, 1024, 1100])
+def test_deep_nesting_is_read_as_json_reads_it(depth):
+    """orjson reads 1,024 levels, json fewer (its limit depends on the stack)."""
+    text = "[" * depth + "]" * depth
+    assert outcome(rows.parse_json, text) == checks_outcome(rows.parse_json, text)
