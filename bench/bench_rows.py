@@ -1,6 +1,6 @@
 """Rows per second: Electricity read as CSV, as JSON Lines and as Kafka message values.
 
-    .venv/bin/python bench/bench_rows.py [--repeat N] [--copies N] [--profile FILE]
+    .venv/bin/python bench/bench_rows.py [--repeat N] [--copies N] [--profile FILE] [--before REV]
 
 Times (CPU seconds of this process, the best of ``--repeat``) the source side of a run, from the
 file's bytes to :class:`~foldstream.operators.records.Example` records, on all of Electricity
@@ -13,7 +13,9 @@ file's bytes to :class:`~foldstream.operators.records.Example` records, on all o
 - ``kafka, 100 rows a message``: the same rows as JSON arrays of 100 rows.
 
 Every kind is checked to give the same examples (features, label) as the CSV. ``--profile
-FILE`` writes a cProfile of each kind to ``FILE.<kind>``.
+FILE`` writes a cProfile of each kind to ``FILE.<kind>``. ``--before REV`` times the readers of
+git revision ``REV`` instead (its ``connectors/rows.py``, ``files.py`` and ``messages.py``, read
+with ``git show`` and run under their module names), for a before/after in turns.
 """
 
 from __future__ import annotations
@@ -22,16 +24,31 @@ import argparse
 import cProfile
 import gzip
 import json
+import subprocess
+import sys
 import tempfile
+import types
 import time
 from pathlib import Path
 
 from foldstream import connectors
-from foldstream.connectors.files import iter_file
-from foldstream.connectors.messages import MessageParser
 from foldstream.operators.records import Example
 
 ELEC = Path(connectors.__file__).parent / "data" / "elec.csv.gz"
+READERS = ("rows", "files", "messages")  # connectors/<name>.py, in the order they import
+
+
+def use_revision(rev: str) -> None:
+    """Put the readers of git revision ``rev`` in place of this checkout's."""
+    root = Path(__file__).resolve().parents[1]
+    for name in READERS:
+        path = f"connectors/{name}.py"
+        source = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=root, check=True,
+                                capture_output=True, text=True).stdout
+        module = types.ModuleType(f"foldstream.connectors.{name}")
+        module.__file__, module.__package__ = str(root / path), "foldstream.connectors"
+        sys.modules[module.__name__] = module
+        exec(compile(source, module.__file__, "exec"), module.__dict__)
 
 
 def write_inputs(folder: Path, copies: int) -> tuple[Path, Path, list[bytes], list[bytes]]:
@@ -53,10 +70,14 @@ def write_inputs(folder: Path, copies: int) -> tuple[Path, Path, list[bytes], li
 
 
 def read_file(path: Path) -> list:
+    from foldstream.connectors.files import iter_file
+
     return list(iter_file(path, label="target", stream="elec"))
 
 
 def read_messages(values: list[bytes]) -> list:
+    from foldstream.connectors.messages import MessageParser
+
     parse = MessageParser(label="target")
     out: list = []
     for offset, value in enumerate(values):
@@ -81,7 +102,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--copies", type=int, default=1)
     parser.add_argument("--profile", metavar="FILE")
+    parser.add_argument("--before", metavar="REV", help="time the readers of this revision")
     args = parser.parse_args()
+    if args.before:
+        use_revision(args.before)
     with tempfile.TemporaryDirectory() as tmp:
         csv_path, jsonl_path, single, batched = write_inputs(Path(tmp), args.copies)
         kinds = {
