@@ -1,10 +1,11 @@
 """Labelled examples from CSV, ARFF and JSON Lines files, gzipped or not (docs/method.md §1, §11).
 
-A file is read in binary, one physical line at a time, so that one bad line costs one
-:class:`~foldstream.operators.records.Rejected` record and never the run. Each format has its
-own small line parser that only splits a line into ``{name: raw value}``; turning raw values
-into labels, keys and features, and every check on them, is shared with Kafka messages
-(:mod:`foldstream.connectors.rows`).
+A file is read in binary, in batches of physical lines, each line parsed on its own, so that
+one bad line costs one :class:`~foldstream.operators.records.Rejected` record and never the run.
+Each format has its own small line parser that only splits a line into ``{name: raw value}``;
+turning raw values into labels, keys and features, and every check on them, is shared with
+Kafka messages (:mod:`foldstream.connectors.rows`). A CSV line of plain numbers takes a quicker
+way to the same example (:func:`~foldstream.connectors.rows.columns_example`).
 
 What is rejected, always with the line number and the column or field in the reason:
 a line that is not valid UTF-8; a malformed line (CSV quoting, JSON syntax, a JSON value that
