@@ -67,16 +67,14 @@ class MessageParser:
         """The message's items and rejections; it never raises for what a message holds
         (a record rejected for an error no check foresaw says so:
         :func:`~foldstream.connectors.rows.unexpected`)."""
-        raw = value.decode("utf-8", "backslashreplace") if isinstance(value, bytes) \
-            else value if isinstance(value, str) else ""
         try:
             stream = self._stream_of(key, location)
         except Exception as error:  # Reject, or anything else
-            return [Rejected(None, _why(error, location), raw, location)]
+            return [Rejected(None, _why(error, location), _raw(value), location)]
         try:
             rows = self._rows(value, location)
         except Exception as error:
-            return [Rejected(stream, _why(error, location), raw, location)]
+            return [Rejected(stream, _why(error, location), _raw(value), location)]
         out: list[Example | LabelOnly | Rejected] = []
         for i, row in enumerate(rows):
             where = location if len(rows) == 1 else f"{location}[{i}]"
@@ -84,7 +82,7 @@ class MessageParser:
                 out.append(self._item(json_object(row), stream, where))
             except Exception as error:
                 out.append(Rejected(stream, f"message {where}: {_reason(error)}",
-                                    _row_text(row) if len(rows) > 1 else raw, where))
+                                    _row_text(row) if len(rows) > 1 else _raw(value), where))
         return out
 
     def _stream_of(self, key: bytes | str | None, location: str) -> str:
@@ -122,6 +120,12 @@ class MessageParser:
             return [data]
         raise Reject(f"message {location}: expected a JSON object or an array of objects, "
                       f"got {json_type(data)}")
+
+
+def _raw(value: bytes | str | None) -> str:
+    """A message's value as text for its dead letter (only a rejected message needs it)."""
+    return value.decode("utf-8", "backslashreplace") if isinstance(value, bytes) \
+        else value if isinstance(value, str) else ""
 
 
 def _reason(error: Exception) -> str:

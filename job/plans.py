@@ -160,7 +160,7 @@ def expected_examples(config: Config) -> int | None:
     if source.kind == "file":
         from foldstream.connectors.files import count_rows
 
-        rows = count_rows(source.resolved_path(), source.format)
+        rows = count_rows(source.resolved_path(), source.format, at_most=source.limit)
         if rows is None:
             return source.limit
         return min(rows, source.limit) if source.limit else rows
