@@ -1,0 +1,376 @@
+"""ADWIN and Page-Hinkley as compiled code, a batch of values per call (docs/method.md §4, §5).
+
+Why: every fold of every learner updates an ADWIN (its window, or its alarm detector) and a
+Page-Hinkley test once per scored example. Through river's classes that is a Python call chain
+per example per fold, about half of an evaluation's time with a cheap learner. Here the same
+algorithms run as ``numba``-compiled loops over a whole batch of values at once.
+
+They are river's (0.23) algorithms reimplemented to make *exactly* the same decisions with the
+same floating-point arithmetic in the same order (``river/drift/adwin_c.pyx`` and
+``river/drift/page_hinkley.py``), so that the records stay byte for byte what river's classes
+gave: ``tests/test_detectors.py`` checks every detection and estimation against river's own
+classes on long random and drifting sequences. That includes river's restart: a detector that
+detected a change on one update starts afresh from an empty state on the next.
+
+The state is held in small numpy arrays, so a detector pickles (Flink's keyed state) and
+restores as any Python object does. The kernels are compiled on first use and cached on disk
+(``cache=True``): a process that finds the cache loads them in a fraction of a second.
+
+:class:`Adwin` also serves :class:`~foldstream.operators.windows.AdwinWindow`: the window's
+per-bucket confusion counts are merged and dropped in the same loop as ADWIN's own buckets
+(:func:`adwin_window_run`), so that the examples that leave ADWIN's window leave the counts.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+# ---------------------------------------------------------------------------------------- ADWIN
+# Scalars of an ADWIN, in two small arrays (one float, one integer) so a kernel can update them.
+_TOTAL, _VARIANCE, _WIDTH = 0, 1, 2  # float state
+_TICK, _DETECTIONS, _LEVELS, _DRIFT = 0, 1, 2, 3  # integer state
+
+ADWIN_CLOCK = 32
+"""river's defaults for ADWIN's other parameters (``clock``, ``max_buckets``,
+``min_window_length``, ``grace_period``)."""
+ADWIN_MAX_BUCKETS = 5
+ADWIN_MIN_WINDOW_LENGTH = 5
+ADWIN_GRACE_PERIOD = 10
+
+
+@njit(cache=True)
+def _adwin_reset(tot, var, cnt, fs, ints, mir):
+    tot[:] = 0.0
+    var[:] = 0.0
+    cnt[:] = 0
+    fs[:] = 0.0
+    ints[_TICK] = 0
+    ints[_DETECTIONS] = 0
+    ints[_LEVELS] = 1  # river's deque starts with one empty bucket row
+    ints[_DRIFT] = 0
+    mir[:] = 0
+
+
+@njit(cache=True)
+def _adwin_step(value, tot, var, cnt, fs, ints, delta, clock, max_buckets, mwl, grace,
+                mir, item, agg):
+    """One ``AdaptiveWindowing.update(value)`` (river's adwin_c.pyx), in its order of operations.
+
+    ``mir`` (levels x buckets x stats) mirrors the buckets with integer stats of their
+    examples, ``item`` the stats of this example, ``agg`` the sum of the stats over the
+    window: what a deleted bucket takes away. Zero-sized stats: no mirror."""
+    # _insert_element(value, 0.0)
+    c0 = cnt[0]
+    tot[0, c0] = value
+    var[0, c0] = 0.0
+    for j in range(item.shape[0]):
+        mir[0, c0, j] = item[j]
+    cnt[0] = c0 + 1
+    fs[_WIDTH] += 1
+    width = fs[_WIDTH]
+    incremental_variance = 0.0
+    if width > 1.0:
+        total = fs[_TOTAL]
+        incremental_variance = ((width - 1.0) * (value - total / (width - 1.0))
+                                * (value - total / (width - 1.0)) / width)
+    fs[_VARIANCE] += incremental_variance
+    fs[_TOTAL] += value
+    # _compress_buckets
+    stats = mir.shape[2]
+    idx = 0
+    while idx < ints[_LEVELS]:
+        if cnt[idx] != max_buckets + 1:
+            break
+        if idx + 1 == ints[_LEVELS]:
+            ints[_LEVELS] += 1  # a new, empty row of buckets (rows beyond are all zero)
+        n1 = 2.0 ** idx
+        n2 = 2.0 ** idx
+        mu1 = tot[idx, 0] / n1
+        mu2 = tot[idx, 1] / n2
+        total12 = tot[idx, 0] + tot[idx, 1]
+        temp = n1 * n2 * (mu1 - mu2) * (mu1 - mu2) / (n1 + n2)
+        v12 = var[idx, 0] + var[idx, 1] + temp
+        cn = cnt[idx + 1]
+        tot[idx + 1, cn] = total12
+        var[idx + 1, cn] = v12
+        for j in range(stats):
+            mir[idx + 1, cn, j] = mir[idx, 0, j] + mir[idx, 1, j]
+        cnt[idx + 1] = cn + 1
+        # Bucket.compress(2): shift left by two, clear the last two
+        size = max_buckets + 1
+        for i in range(2, size):
+            tot[idx, i - 2] = tot[idx, i]
+            var[idx, i - 2] = var[idx, i]
+            for j in range(stats):
+                mir[idx, i - 2, j] = mir[idx, i, j]
+        for i in range(size - 2, size):
+            tot[idx, i] = 0.0
+            var[idx, i] = 0.0
+            for j in range(stats):
+                mir[idx, i, j] = 0
+        cnt[idx] -= 2
+        if cnt[idx + 1] <= max_buckets:
+            break
+        idx += 1
+    # _detect_change
+    change = False
+    ints[_TICK] += 1
+    if ints[_TICK] % clock == 0 and fs[_WIDTH] > grace:
+        reduce_width = True
+        while reduce_width:
+            reduce_width = False
+            exit_flag = False
+            n0 = 0.0
+            n1 = fs[_WIDTH]
+            u0 = 0.0
+            u1 = fs[_TOTAL]
+            # the same for every cut of this pass (a deletion ends the pass)
+            w = fs[_WIDTH]
+            delta_prime = math.log(2 * math.log(w) / delta)
+            variance_in_window = fs[_VARIANCE] / w
+            idx = ints[_LEVELS] - 1
+            while idx >= 0:
+                if exit_flag:
+                    break
+                n2 = 2.0 ** idx
+                stop = cnt[idx]
+                for k in range(stop):
+                    # (river also updates the two halves' variances here; they decide nothing)
+                    n0 += n2
+                    n1 -= n2
+                    u0 += tot[idx, k]
+                    u1 -= tot[idx, k]
+                    if idx == 0 and k == cnt[idx] - 1:
+                        exit_flag = True
+                        break
+                    if n1 >= mwl and n0 >= mwl:
+                        delta_mean = (u0 / n0) - (u1 / n1)
+                        m_recip = (1.0 / (n0 - mwl + 1)) + (1.0 / (n1 - mwl + 1))
+                        epsilon = (math.sqrt(2 * m_recip * variance_in_window * delta_prime)
+                                   + 2 / 3 * delta_prime * m_recip)
+                        if abs(delta_mean) > epsilon:
+                            reduce_width = True
+                            change = True
+                            if fs[_WIDTH] > 0:
+                                n0 -= _adwin_delete(tot, var, cnt, fs, ints, max_buckets, mir,
+                                                    agg)
+                                exit_flag = True
+                                break
+                idx -= 1
+    if change:
+        ints[_DETECTIONS] += 1
+    return change
+
+
+@njit(cache=True)
+def _adwin_delete(tot, var, cnt, fs, ints, max_buckets, mir, agg):
+    """river's ``_delete_element``: drop the oldest bucket; its stats leave ``agg``."""
+    last = ints[_LEVELS] - 1
+    n = 2.0 ** last
+    u = tot[last, 0]
+    mu = u / n
+    v = var[last, 0]
+    fs[_WIDTH] -= n
+    fs[_TOTAL] -= u
+    width = fs[_WIDTH]
+    mu_window = fs[_TOTAL] / width
+    incremental_variance = v + n * width * (mu - mu_window) * (mu - mu_window) / (n + width)
+    fs[_VARIANCE] -= incremental_variance
+    stats = mir.shape[2]
+    for j in range(stats):
+        agg[j] -= mir[last, 0, j]
+    size = max_buckets + 1
+    for i in range(1, size):
+        tot[last, i - 1] = tot[last, i]
+        var[last, i - 1] = var[last, i]
+        for j in range(stats):
+            mir[last, i - 1, j] = mir[last, i, j]
+    tot[last, size - 1] = 0.0
+    var[last, size - 1] = 0.0
+    for j in range(stats):
+        mir[last, size - 1, j] = 0
+    cnt[last] -= 1
+    if cnt[last] == 0:
+        ints[_LEVELS] -= 1
+    return n
+
+
+@njit(cache=True)
+def _adwin_run(values, tot, var, cnt, fs, ints, delta, clock, max_buckets, mwl, grace,
+               mir, item, agg, detected, widths):
+    """``ADWIN.update`` for each of ``values``: ``detected[i]`` and ``widths[i]`` after it."""
+    for i in range(values.shape[0]):
+        if ints[_DRIFT]:
+            _adwin_reset(tot, var, cnt, fs, ints, mir)
+        ints[_DRIFT] = _adwin_step(values[i], tot, var, cnt, fs, ints, delta, clock,
+                                   max_buckets, mwl, grace, mir, item, agg)
+        detected[i] = ints[_DRIFT]
+        widths[i] = fs[_WIDTH]
+
+
+_NO_ITEM = np.zeros(0, dtype=np.int64)
+
+
+class Adwin:
+    """ADWIN (Bifet & Gavaldà 2007) as river's ``drift.ADWIN`` computes it, compiled.
+
+    ``update`` takes one value, :meth:`update_many` a whole array; ``drift_detected``, ``width``
+    and ``estimation`` mean what they mean on river's class.
+
+    >>> adwin = Adwin()
+    >>> detected = adwin.update_many(np.r_[np.zeros(1000), np.ones(1000)])
+    >>> int(np.flatnonzero(detected)[0]), adwin.width < 1000
+    (1023, True)
+    """
+
+    def __init__(self, delta: float = 0.002, clock: int = ADWIN_CLOCK,
+                 max_buckets: int = ADWIN_MAX_BUCKETS,
+                 min_window_length: int = ADWIN_MIN_WINDOW_LENGTH,
+                 grace_period: int = ADWIN_GRACE_PERIOD):
+        self.delta = float(delta)
+        self.clock = int(clock)
+        self.max_buckets = int(max_buckets)
+        self.min_window_length = int(min_window_length)
+        self.grace_period = int(grace_period)
+        self._tot = np.zeros((8, self.max_buckets + 1))
+        self._var = np.zeros((8, self.max_buckets + 1))
+        self._cnt = np.zeros(8, dtype=np.int64)
+        self._fs = np.zeros(3)
+        self._ints = np.array([0, 0, 1, 0], dtype=np.int64)
+
+    # river's properties
+    @property
+    def drift_detected(self) -> bool:
+        return bool(self._ints[_DRIFT])
+
+    @property
+    def width(self) -> float:
+        return float(self._fs[_WIDTH])
+
+    @property
+    def total(self) -> float:
+        return float(self._fs[_TOTAL])
+
+    @property
+    def variance(self) -> float:
+        return float(self._fs[_VARIANCE])
+
+    @property
+    def n_detections(self) -> int:
+        return int(self._ints[_DETECTIONS])
+
+    @property
+    def estimation(self) -> float:
+        width = self.width
+        return 0.0 if width == 0 else self.total / width
+
+    def _reserve(self, more: int, mirror: np.ndarray | None = None) -> np.ndarray | None:
+        """Enough rows of buckets for ``more`` values (a width W needs about log2(W) rows)."""
+        need = (int(self._fs[_WIDTH]) + more).bit_length() + 2
+        rows = self._cnt.shape[0]
+        if need <= rows:
+            return mirror
+        grow = need - rows
+        self._tot = np.concatenate([self._tot, np.zeros((grow, self._tot.shape[1]))])
+        self._var = np.concatenate([self._var, np.zeros((grow, self._var.shape[1]))])
+        self._cnt = np.concatenate([self._cnt, np.zeros(grow, dtype=np.int64)])
+        if mirror is not None:
+            mirror = np.concatenate([mirror, np.zeros((grow,) + mirror.shape[1:], np.int64)])
+        return mirror
+
+    def update(self, x: float) -> None:
+        """One value (river's ``update``)."""
+        self.update_many(np.array([x], dtype=np.float64))
+
+    def update_many(self, values: np.ndarray) -> np.ndarray:
+        """Each value in turn; whether a change was detected right after each (booleans)."""
+        values = np.asarray(values, dtype=np.float64)
+        n = values.shape[0]
+        detected = np.zeros(n, dtype=np.bool_)
+        if n:
+            self._reserve(n)
+            no_mirror = np.zeros(self._tot.shape + (0,), dtype=np.int64)
+            _adwin_run(values, self._tot, self._var, self._cnt, self._fs, self._ints,
+                       self.delta, self.clock, self.max_buckets, self.min_window_length,
+                       self.grace_period, no_mirror, _NO_ITEM, _NO_ITEM, detected,
+                       np.empty(n))
+        return detected
+
+
+# -------------------------------------------------------------------------------- Page-Hinkley
+_N, _MEAN, _SUM_INC, _SUM_DEC, _MIN_INC, _MAX_DEC, _PH_DRIFT = range(7)
+_MODES = {"up": 0, "down": 1, "both": 2}
+
+
+@njit(cache=True)
+def _page_hinkley_run(values, s, min_instances, delta, threshold, alpha, mode, detected):
+    for i in range(values.shape[0]):
+        x = values[i]
+        if s[_PH_DRIFT] != 0.0:  # river resets on the update after a detection
+            s[_N] = 0.0
+            s[_MEAN] = 0.0
+            s[_SUM_INC] = 0.0
+            s[_SUM_DEC] = 0.0
+            s[_MIN_INC] = np.inf
+            s[_MAX_DEC] = -1.0
+            s[_PH_DRIFT] = 0.0
+        s[_N] += 1.0
+        s[_MEAN] += (1.0 / s[_N]) * (x - s[_MEAN])
+        dev = x - s[_MEAN]
+        s[_SUM_INC] = alpha * s[_SUM_INC] + dev - delta
+        s[_SUM_DEC] = alpha * s[_SUM_DEC] + dev + delta
+        if s[_SUM_INC] < s[_MIN_INC]:
+            s[_MIN_INC] = s[_SUM_INC]
+        if s[_SUM_DEC] > s[_MAX_DEC]:
+            s[_MAX_DEC] = s[_SUM_DEC]
+        if s[_N] >= min_instances:
+            up = s[_SUM_INC] - s[_MIN_INC] > threshold
+            down = s[_MAX_DEC] - s[_SUM_DEC] > threshold
+            drift = up if mode == 0 else down if mode == 1 else (up or down)
+            s[_PH_DRIFT] = 1.0 if drift else 0.0
+        detected[i] = s[_PH_DRIFT] != 0.0
+
+
+class PageHinkley:
+    """The Page-Hinkley test as river's ``drift.PageHinkley`` computes it, compiled.
+
+    >>> ph = PageHinkley(mode="up")
+    >>> detected = ph.update_many(np.r_[np.zeros(500), np.ones(500)])
+    >>> int(np.flatnonzero(detected)[0])
+    550
+    """
+
+    def __init__(self, min_instances: int = 30, delta: float = 0.005, threshold: float = 50.0,
+                 alpha: float = 1 - 0.0001, mode: str = "both"):
+        if mode not in _MODES:
+            raise ValueError(f"Invalid 'mode'. Valid values are: {tuple(_MODES)}")
+        self.min_instances = min_instances
+        self.delta = float(delta)
+        self.threshold = float(threshold)
+        self.alpha = float(alpha)
+        self.mode = mode
+        self._s = np.array([0.0, 0.0, 0.0, 0.0, np.inf, -1.0, 0.0])
+
+    @property
+    def drift_detected(self) -> bool:
+        return bool(self._s[_PH_DRIFT])
+
+    @property
+    def estimation(self) -> float:
+        return float(self._s[_MEAN])
+
+    def update(self, x: float) -> None:
+        """One value (river's ``update``)."""
+        self.update_many(np.array([x], dtype=np.float64))
+
+    def update_many(self, values: np.ndarray) -> np.ndarray:
+        """Each value in turn; whether a change was detected right after each (booleans)."""
+        values = np.asarray(values, dtype=np.float64)
+        detected = np.zeros(values.shape[0], dtype=np.bool_)
+        if values.shape[0]:
+            _page_hinkley_run(values, self._s, float(self.min_instances), self.delta,
+                              self.threshold, self.alpha, _MODES[self.mode], detected)
+        return detected
