@@ -340,7 +340,7 @@ class PageHinkley:
     >>> ph = PageHinkley(mode="up")
     >>> detected = ph.update_many(np.r_[np.zeros(500), np.ones(500)])
     >>> int(np.flatnonzero(detected)[0])
-    550
+    553
     """
 
     def __init__(self, min_instances: int = 30, delta: float = 0.005, threshold: float = 50.0,
@@ -374,3 +374,110 @@ class PageHinkley:
             _page_hinkley_run(values, self._s, float(self.min_instances), self.delta,
                               self.threshold, self.alpha, _MODES[self.mode], detected)
         return detected
+
+
+# ------------------------------------------------------------------- the windows' count kernel
+# A window's integer counts, one flat array: [n, maj, per, rows (C), cm (C x (C + 1))], C the
+# class capacity; cm's column p + 1 holds prediction p (column 0: none, -1).
+_N_SLOT, _MAJ_SLOT, _PER_SLOT, _ROWS = 0, 1, 2, 3
+NO_MAJORITY = -2
+"""In ``majs``: the window's majority now, not one given (a delayed label's)."""
+
+
+@njit(cache=True)
+def _majority_of(agg, C):
+    best, best_rows = -1, 0
+    for c in range(C):
+        r = agg[_ROWS + c]
+        if r > best_rows:
+            best, best_rows = c, r
+    return best
+
+
+@njit(cache=True)
+def window_run(t, p, prev, majs, C, agg, majority, use_adwin, tot, var, cnt, fs, ints, delta,
+               clock, max_buckets, mwl, grace, mir, sizes, drifts):
+    """Score each example into a window's counts (``windows.Window.update`` example by example).
+
+    The majority baseline's prediction is the window's before the example (``majority[0]``,
+    ties to the smallest code); with ``use_adwin`` the window is ADWIN's over the 0/1 loss,
+    its buckets mirrored in ``mir`` (river restarts ADWIN, and the window, on the update after
+    a detection). ``sizes[i]``/``drifts[i]``: the window's size and ADWIN's detection after
+    example ``i``."""
+    stats = agg.shape[0]
+    item = np.zeros(stats if use_adwin else 0, dtype=np.int64)
+    cm0 = _ROWS + C
+    for i in range(t.shape[0]):
+        if use_adwin and ints[_DRIFT]:
+            _adwin_reset(tot, var, cnt, fs, ints, mir)
+            agg[:] = 0
+            majority[0] = -1
+        ti, pi = t[i], p[i]
+        m = majority[0] if majs[i] == NO_MAJORITY else majs[i]
+        maj_ok = 1 if m == ti else 0
+        per_ok = 1 if prev[i] == ti else 0
+        slot = cm0 + ti * (C + 1) + pi + 1
+        agg[_N_SLOT] += 1
+        agg[_MAJ_SLOT] += maj_ok
+        agg[_PER_SLOT] += per_ok
+        agg[_ROWS + ti] += 1
+        agg[slot] += 1
+        rt = agg[_ROWS + ti]
+        mj = majority[0]
+        if mj < 0 or rt > agg[_ROWS + mj] or (rt == agg[_ROWS + mj] and ti < mj):
+            majority[0] = ti
+        if use_adwin:
+            item[_N_SLOT] = 1
+            item[_MAJ_SLOT] = maj_ok
+            item[_PER_SLOT] = per_ok
+            item[_ROWS + ti] = 1
+            item[slot] = 1
+            n_before = agg[_N_SLOT]
+            ints[_DRIFT] = _adwin_step(0.0 if ti == pi else 1.0, tot, var, cnt, fs, ints,
+                                       delta, clock, max_buckets, mwl, grace, mir, item, agg)
+            item[_MAJ_SLOT] = 0
+            item[_PER_SLOT] = 0
+            item[_ROWS + ti] = 0
+            item[slot] = 0
+            drifts[i] = ints[_DRIFT]
+            if agg[_N_SLOT] != n_before:
+                majority[0] = _majority_of(agg, C)
+        sizes[i] = agg[_N_SLOT]
+
+
+def relayout(counts: np.ndarray, old: int, new: int) -> np.ndarray:
+    """Counts laid out for ``old`` classes (last axis), laid out for ``new`` classes.
+
+    >>> a = np.arange(3 + 1 + 2)  # n, maj, per; rows (1 class); cm (1 x 2)
+    >>> relayout(a, 1, 2).tolist()
+    [0, 1, 2, 3, 0, 4, 5, 0, 0, 0, 0]
+    """
+    lead = counts.shape[:-1]
+    out = np.zeros(lead + (_ROWS + new + new * (new + 1),), dtype=counts.dtype)
+    out[..., :_ROWS + old] = counts[..., :_ROWS + old]
+    cm_new = out[..., _ROWS + new:].reshape(lead + (new, new + 1))
+    cm_new[..., :old, :old + 1] = counts[..., _ROWS + old:].reshape(lead + (old, old + 1))
+    return out
+
+
+def stats_size(classes: int) -> int:
+    """The length of a window's counts array for ``classes`` classes."""
+    return _ROWS + classes + classes * (classes + 1)
+
+
+@njit(cache=True)
+def _fade_run(values, alpha, start):
+    out = start
+    for i in range(values.shape[0]):
+        out = values[i] + alpha * out
+    return out
+
+
+def fade(values: np.ndarray, alpha: float, start: float) -> float:
+    """``s = v + alpha * s`` for each of ``values`` in turn, from ``start``: a faded sum.
+
+    >>> fade(np.array([1.0, 0.0, 1.0]), 0.5, 0.0)
+    1.25
+    """
+    values = np.asarray(values, dtype=np.float64)
+    return float(_fade_run(values, float(alpha), float(start))) if values.shape[0] else start
