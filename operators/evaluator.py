@@ -28,6 +28,14 @@ from foldstream.operators.windows import ADWIN_DELTA, FADING_ALPHA, Window, Wind
 
 REPORT_EVERY = 1000
 """Default reporting interval: the folds report every this many examples of a stream."""
+STATE_FORMAT = 2
+"""The layout of a :class:`FoldEvaluator`'s pickled state (Flink's keyed state): 2 since the
+windows and detectors keep their state in numpy arrays (operators/detectors.py); a state of
+another layout is refused (:class:`StateFormatError`), never half read."""
+
+
+class StateFormatError(ValueError):
+    """A fold evaluator's pickled state (a checkpoint's) of a layout this version cannot read."""
 
 
 @dataclass(frozen=True)
@@ -206,6 +214,17 @@ class FoldEvaluator:
         self._delay_max = 0
         self._reported_state: tuple[int, int] | None = None  # (position, labelled) of a report
         self._order = {name: i for i, name in enumerate(self._learners)}
+        self._state_format = STATE_FORMAT
+
+    def __setstate__(self, state: dict) -> None:
+        found = state.get("_state_format", 1)
+        if found != STATE_FORMAT:
+            raise StateFormatError(
+                f"the checkpoint holds the fold evaluator of stream {state.get('stream')!r}, "
+                f"fold {state.get('fold')} in state format {found}, and this version of "
+                f"foldstream reads format {STATE_FORMAT} only (its windows and alarm detectors "
+                f"changed): start the run afresh, without resuming from this checkpoint")
+        self.__dict__.update(state)
 
     # ---------------------------------------------------------------------------------------
     def add(self, batch: PredictionBatch | DelayPredictionBatch) -> list[FoldReport]:
