@@ -13,7 +13,7 @@ confidence sequences (docs/method.md §12; why there, not here: :mod:`.aggregato
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, Hashable
 

@@ -133,7 +133,7 @@ class CumulativeWindow(Window):
     """Every scored example since the start.
 
     Its counts are integers in one numpy array, updated a batch at a time by compiled code
-    (:func:`~foldstream.operators.detectors.window_run`), in the same order and with the same
+    (:func:`~foldstream.operators.kernels.window_run`), in the same order and with the same
     results as :meth:`Window.update` example by example.
 
     >>> w = CumulativeWindow()
@@ -194,7 +194,7 @@ class CumulativeWindow(Window):
             mir = self._mirror
             delta, clock, max_buckets = adwin.delta, adwin.clock, adwin.max_buckets
             mwl, grace = adwin.min_window_length, adwin.grace_period
-        detectors.window_run(t, p, prev, majs, self._classes, self._agg, self._majority_a,
+        detectors._kernels().window_run(t, p, prev, majs, self._classes, self._agg, self._majority_a,
                              adwin is not None, tot, var, cnt, fs, ints, delta, clock,
                              max_buckets, mwl, grace, mir, sizes, drifts)
         if adwin is None:
@@ -307,7 +307,7 @@ class AdwinWindow(CumulativeWindow):
     window. Its exponential histogram is mirrored bucket for bucket (same sizes, same merges,
     ``max_buckets`` per level), each bucket holding the confusion counts of its examples, so
     that when ADWIN drops its oldest buckets the same examples leave these counts; both run in
-    one compiled loop (:func:`~foldstream.operators.detectors.window_run`). river's ADWIN also
+    one compiled loop (:func:`~foldstream.operators.kernels.window_run`). river's ADWIN also
     restarts from an empty window on the update after it detects a change; the mirror restarts
     with it.
 
