@@ -254,30 +254,30 @@ class LearnerTask:
         general loop goes on with the rest, as a quarantined replica's)."""
         model, append, get = self.model, y_pred.append, codes.get
         predict, learn = model.predict_one, model.learn_one
-        classes, ys = batch.classes, batch.y
+        classes = batch.classes
+        labels = [classes[code] for code in batch.y]
         weighted = self._weighted
-        done, phase, p = 0, "predict", -1
+        phase, p = "predict", -1
         try:
-            for x, w in zip(batch.xs, batch.weights):
+            for x, w, label in zip(batch.xs, batch.weights, labels):
                 phase = "predict"
                 p = get(predict(x), -1)
                 phase = "learn"
                 if w > 0:
                     if weighted:
-                        learn(x, classes[ys[done]], w=w)
+                        learn(x, label, w=w)
                     elif w == 1:
-                        learn(x, classes[ys[done]])
+                        learn(x, label)
                     else:
-                        label = classes[ys[done]]
                         for _ in range(w):
                             learn(x, label)
                 append(p)
-                done += 1
         except LEARNER_ERRORS as exc:  # any learner bug: quarantine the replica
+            done = len(y_pred)
             append(-1 if phase == "predict" else p)
             self.failed = (batch.start + done + 1, phase, error_text(exc))
             return done + 1, self.failed
-        return done, None
+        return len(y_pred), None
 
     def _process_delayed(self, batch: DelayFoldBatch) -> DelayPredictionBatch:
         """Delayed labels (docs/method.md §13): predict at each arrival, train at each label.
