@@ -31,6 +31,25 @@ def _adwin_reset(tot, var, cnt, fs, ints, mir):
 
 
 @njit(cache=True)
+def _compress(tot, var, cnt, mir, row, n):
+    """river's ``Bucket.compress(n)``: the row's first ``n`` buckets leave (the rest shift left,
+    the freed places are cleared), with their mirrored stats."""
+    size = tot.shape[1]
+    stats = mir.shape[2]
+    for i in range(n, size):
+        tot[row, i - n] = tot[row, i]
+        var[row, i - n] = var[row, i]
+        for j in range(stats):
+            mir[row, i - n, j] = mir[row, i, j]
+    for i in range(size - n, size):
+        tot[row, i] = 0.0
+        var[row, i] = 0.0
+        for j in range(stats):
+            mir[row, i, j] = 0
+    cnt[row] -= n
+
+
+@njit(cache=True)
 def _adwin_step(value, tot, var, cnt, fs, ints, delta, clock, max_buckets, mwl, grace,
                 mir, item, agg):
     """One ``AdaptiveWindowing.update(value)`` (river's adwin_c.pyx), in its order of operations.
@@ -75,19 +94,7 @@ def _adwin_step(value, tot, var, cnt, fs, ints, delta, clock, max_buckets, mwl, 
         for j in range(stats):
             mir[idx + 1, cn, j] = mir[idx, 0, j] + mir[idx, 1, j]
         cnt[idx + 1] = cn + 1
-        # Bucket.compress(2): shift left by two, clear the last two
-        size = max_buckets + 1
-        for i in range(2, size):
-            tot[idx, i - 2] = tot[idx, i]
-            var[idx, i - 2] = var[idx, i]
-            for j in range(stats):
-                mir[idx, i - 2, j] = mir[idx, i, j]
-        for i in range(size - 2, size):
-            tot[idx, i] = 0.0
-            var[idx, i] = 0.0
-            for j in range(stats):
-                mir[idx, i, j] = 0
-        cnt[idx] -= 2
+        _compress(tot, var, cnt, mir, idx, 2)
         if cnt[idx + 1] <= max_buckets:
             break
         idx += 1
@@ -158,17 +165,7 @@ def _adwin_delete(tot, var, cnt, fs, ints, max_buckets, mir, agg):
     stats = mir.shape[2]
     for j in range(stats):
         agg[j] -= mir[last, 0, j]
-    size = max_buckets + 1
-    for i in range(1, size):
-        tot[last, i - 1] = tot[last, i]
-        var[last, i - 1] = var[last, i]
-        for j in range(stats):
-            mir[last, i - 1, j] = mir[last, i, j]
-    tot[last, size - 1] = 0.0
-    var[last, size - 1] = 0.0
-    for j in range(stats):
-        mir[last, size - 1, j] = 0
-    cnt[last] -= 1
+    _compress(tot, var, cnt, mir, last, 1)
     if cnt[last] == 0:
         ints[_LEVELS] -= 1
     return n
