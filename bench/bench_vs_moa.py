@@ -13,10 +13,19 @@ Two measurements:
   the evaluation, as it reports it, and the wall time of the whole ``java`` command) and
   ``foldstream.evaluate`` in process with the default ADWIN windows and alarms (wall time).
 
+* ``--nochange``: the evaluation path alone (issue 20): MOA's task with MOA's ``NoChange``
+  against ``foldstream run`` in process with river's ``NoChangeClassifier``, all of Electricity,
+  10-fold bootstrap, cumulative and ADWIN windows, alarms (Page-Hinkley and ADWIN on the loss)
+  off and on. foldstream by the job clock (the summary's ``wall_time_s``: reading the rows
+  included); MOA by the evaluation CPU time it reports. The first foldstream run of the process
+  also loads the compiled kernels from numba's cache (reported apart as "cold"); the others
+  alternate with MOA's runs, ``--repeat`` times, and the best of each counts.
+
 MOA's jar is the one :func:`foldstream.operators.moa.ensure_moa_jar` fetches (the same module
 the learners use)::
 
     .venv/bin/python bench/bench_vs_moa.py --learners trees.HoeffdingTree,bayes.NaiveBayes
+    .venv/bin/python bench/bench_vs_moa.py --nochange --repeat 3
 """
 
 from __future__ import annotations
@@ -149,6 +158,65 @@ def memory(limit: int, learner: str) -> None:
     print(f"{learner}: RSS growth from 100k to {limit}: {marks[limit] - marks[100_000]:+.1f} MB")
 
 
+NOCHANGE_RUNS = {  # name: the overrides of `foldstream run`
+    f"{window}, alarms {alarms}": [
+        "learners=[{name: nc, model: river.dummy.NoChangeClassifier}]",
+        f"evaluation.window={{kind: {window}}}",
+        *(["evaluation.alarms.page_hinkley=null", "evaluation.alarms.adwin=false"]
+          if alarms == "off" else [])]
+    for window in ("cumulative", "adwin") for alarms in ("off", "on")}
+
+
+def foldstream_job_clock(overrides: list[str], folds: int) -> tuple[float, float]:
+    """``foldstream run`` in process: the summary record's ``wall_time_s`` (the job clock), and
+    the CPU time of the process's threads over the whole call (configuration and sink
+    included), which a busy machine inflates less than the wall time."""
+    import json
+
+    from foldstream.job import cli
+
+    with tempfile.TemporaryDirectory() as tmp:
+        sink = Path(tmp) / "metrics.jsonl"
+        sets = [*overrides, "evaluation.mode=bootstrap", f"evaluation.folds={folds}",
+                f"sink.path={sink}"]
+        cpu = time.process_time()
+        assert cli.main(["run", "--quiet", *(a for o in sets for a in ("--set", o))]) == 0
+        cpu = time.process_time() - cpu
+        summary = [json.loads(line) for line in sink.read_text().splitlines()][-1]
+    assert summary["type"] == "summary"
+    return float(summary["wall_time_s"]), cpu
+
+
+def nochange(arff: Path, folds: int, repeat: int) -> None:
+    """MOA's NoChange task against foldstream's evaluation path (see the module docstring)."""
+    n = len(elec_rows()[1])
+    cold, cold_cpu = foldstream_job_clock(NOCHANGE_RUNS["cumulative, alarms off"], folds)
+    moa_best = float("inf")
+    best = {name: [float("inf"), float("inf")] for name in NOCHANGE_RUNS}
+    for round_ in range(repeat):
+        moa_cpu = moa_cv(arff, "functions.NoChange", folds)[0]
+        moa_best = min(moa_best, moa_cpu)
+        line = [f"round {round_ + 1}: MOA {moa_cpu:.3f} s"]
+        for name, overrides in NOCHANGE_RUNS.items():
+            wall, cpu = foldstream_job_clock(overrides, folds)
+            best[name] = [min(best[name][0], wall), min(best[name][1], cpu)]
+            line.append(f"{name} {wall:.3f} s (cpu {cpu:.3f} s)")
+        print("; ".join(line), flush=True)
+    print(f"cold (first run in the process, the kernels loaded from numba's cache): "
+          f"cumulative, alarms off {cold:.3f} s job clock, {cold_cpu:.3f} s CPU")
+    print(f"MOA EvaluatePrequentialCV, NoChange, {folds} folds: {moa_best:.3f} s of its "
+          f"evaluation CPU, {n / moa_best:,.0f} ex/s")
+    print("| foldstream run | job clock | examples/s | x MOA | CPU of the call | x MOA by CPU |")
+    print("|---|---|---|---|---|---|")
+    for name, (wall, cpu) in best.items():
+        print(f"| {name} | {wall:.3f} s | {n / wall:,.0f} | {moa_best / wall:.2f} | "
+              f"{cpu:.3f} s | {moa_best / cpu:.2f} |")
+    for window in ("cumulative", "adwin"):
+        (off, off_cpu), (on, on_cpu) = best[f"{window}, alarms off"], best[f"{window}, alarms on"]
+        print(f"{window}: alarms on cost {on / off - 1:+.1%} over off by the job clock, "
+              f"{on_cpu / off_cpu - 1:+.1%} by CPU")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--learners", default="trees.HoeffdingTree,bayes.NaiveBayes")
@@ -156,6 +224,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=500)
     parser.add_argument("--skip-paths", action="store_true")
     parser.add_argument("--memory", type=int, default=0, help="only the memory run, N examples")
+    parser.add_argument("--nochange", action="store_true",
+                        help="only the evaluation path: NoChange, windows and alarms")
+    parser.add_argument("--repeat", type=int, default=3, help="--nochange: rounds, best counts")
     args = parser.parse_args(argv)
     if args.memory:
         memory(args.memory, args.learners.split(",")[0])
@@ -168,6 +239,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         arff = Path(tmp) / "elec.arff"
         write_arff(arff)
+        if args.nochange:
+            nochange(arff, args.folds, args.repeat)
+            return 0
         for learner in args.learners.split(","):
             if not args.skip_paths:
                 for path, us in paths(learner, args.batch).items():

@@ -13,13 +13,14 @@ confidence sequences (docs/method.md §12; why there, not here: :mod:`.aggregato
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, Hashable
 
-from river.drift import ADWIN, PageHinkley
+import numpy as np
 
 from foldstream.operators import measures, normalization
+from foldstream.operators.detectors import Adwin, PageHinkley, fade
 from foldstream.operators.delay import ARRIVAL, EXPIRE, DelayPredictionBatch
 from foldstream.operators.records import DelayCounts, FoldLosses, FoldReport, PredictionBatch, \
     pair_key, pack_bits
@@ -27,6 +28,14 @@ from foldstream.operators.windows import ADWIN_DELTA, FADING_ALPHA, Window, Wind
 
 REPORT_EVERY = 1000
 """Default reporting interval: the folds report every this many examples of a stream."""
+STATE_FORMAT = 2
+"""The layout of a :class:`FoldEvaluator`'s pickled state (Flink's keyed state): 2 since the
+windows and detectors keep their state in numpy arrays (operators/detectors.py); a state of
+another layout is refused (:class:`StateFormatError`), never half read."""
+
+
+class StateFormatError(ValueError):
+    """A fold evaluator's pickled state (a checkpoint's) of a layout this version cannot read."""
 
 
 @dataclass(frozen=True)
@@ -130,15 +139,26 @@ class _PairCounts:
                 elif old == 2:
                     self.b -= 1
 
+    def update_many(self, codes: np.ndarray, shared: np.ndarray | None) -> None:
+        """:meth:`update` for each code in turn (``shared``: each one's shared window size)."""
+        if self.kind == "cumulative":  # integer-valued sums: the same in one step
+            self.a += int(np.count_nonzero(codes == 1))
+            self.b += int(np.count_nonzero(codes == 2))
+            return
+        update = self.update
+        for code, size in zip(codes.tolist(), [0] * len(codes) if shared is None
+                              else shared.tolist()):
+            update(code, size)
+
 
 @dataclass
 class _LearnerState:
     window: Window
     page_hinkley: PageHinkley | None
-    adwin: ADWIN | None  # alarm detector, when the window is not an ADWIN window
+    adwin: Adwin | None  # alarm detector, when the window is not an ADWIN window
     faded_loss: float = 0.0
-    wrong: list[bool] = field(default_factory=list)
-    sizes: list[float] = field(default_factory=list)
+    wrong: Any = None  # this segment's losses (booleans) and window sizes, for the pairs
+    sizes: Any = None
 
 
 class FoldEvaluator:
@@ -168,7 +188,7 @@ class FoldEvaluator:
         for name in plan.learners:
             window = spec.make()
             ph = PageHinkley(**dict(plan.page_hinkley)) if plan.page_hinkley is not None else None
-            alarm_adwin = ADWIN(delta=plan.adwin_delta) if plan.adwin_alarms and self._kind != "adwin" else None
+            alarm_adwin = Adwin(delta=plan.adwin_delta) if plan.adwin_alarms and self._kind != "adwin" else None
             self._learners[name] = _LearnerState(window, ph, alarm_adwin)
         self._pairs = {
             pair_key(a, b): (a, b, _PairCounts(self._kind, spec.alpha or 1.0, plan.pair_window_cap))
@@ -194,6 +214,17 @@ class FoldEvaluator:
         self._delay_max = 0
         self._reported_state: tuple[int, int] | None = None  # (position, labelled) of a report
         self._order = {name: i for i, name in enumerate(self._learners)}
+        self._state_format = STATE_FORMAT
+
+    def __setstate__(self, state: dict) -> None:
+        found = state.get("_state_format", 1)
+        if found != STATE_FORMAT:
+            raise StateFormatError(
+                f"the checkpoint holds the fold evaluator of stream {state.get('stream')!r}, "
+                f"fold {state.get('fold')} in state format {found}, and this version of "
+                f"foldstream reads format {STATE_FORMAT} only (its windows and alarm detectors "
+                f"changed): start the run afresh, without resuming from this checkpoint")
+        self.__dict__.update(state)
 
     # ---------------------------------------------------------------------------------------
     def add(self, batch: PredictionBatch | DelayPredictionBatch) -> list[FoldReport]:
@@ -327,55 +358,58 @@ class FoldEvaluator:
 
     def _score_segment(self, batches: dict[str, PredictionBatch], first: PredictionBatch,
                        i0: int, i1: int) -> None:
-        y, prev, scored, start = first.y, first.prev_y, first.scored, first.start
+        """Score examples ``i0 .. i1`` of the batches: every learner's window, alarm detectors
+        and faded loss a segment at a time (arrays, compiled loops), then the pairs."""
+        start = first.start
         if i1 > i0:
             # A batch's class list runs to its end; a report must know only what came before it.
-            self._n_classes = max(self._n_classes, max(y[i0:i1]) + 1)
-        fading, track_sizes = self.plan.q_fading, self._kind in ("sliding", "adwin")
+            self._n_classes = max(self._n_classes, max(first.y[i0:i1]) + 1)
+        scored = np.asarray(first.scored[i0:i1], dtype=np.bool_)
+        at = np.flatnonzero(scored)  # the scored examples of the segment
+        all_scored = len(at) == i1 - i0
+        y = np.asarray(first.y[i0:i1], dtype=np.int64)
+        prev = np.asarray(first.prev_y[i0:i1], dtype=np.int64)
+        if not all_scored:
+            y, prev = y[at], prev[at]
+        track_sizes = self._kind in ("sliding", "adwin")
+        own_adwin = self._kind == "adwin" and self.plan.adwin_alarms
         alarms = self._alarms
         for name, state in self._learners.items():
-            y_pred = batches[name].y_pred
-            error = batches[name].error
+            batch = batches[name]
+            error = batch.error
             if error is not None and start + i0 < error[0] <= start + i1:
                 # With the report that covers the example where it raised, whatever the batches.
                 self._errors.append((error[0], name, error[1], error[2]))
-            window = state.window
-            update = window.update
-            own_adwin = self._kind == "adwin" and self.plan.adwin_alarms
-            ph, alarm_adwin = state.page_hinkley, state.adwin
-            loss_sum = state.faded_loss
-            wrong, sizes = [], []
-            for i in range(i0, i1):
-                if not scored[i]:
-                    continue
-                t, p = y[i], y_pred[i]
-                update(t, p, prev[i])
-                loss = t != p
-                wrong.append(loss)
-                loss_sum = loss + fading * loss_sum
-                if track_sizes:
-                    sizes.append(window.size)
-                if own_adwin and window.drift:
-                    alarms.append((start + i + 1, name, "adwin"))
-                if alarm_adwin is not None:
-                    alarm_adwin.update(float(loss))
-                    if alarm_adwin.drift_detected:
-                        alarms.append((start + i + 1, name, "adwin"))
-                if ph is not None:
-                    ph.update(float(loss))
-                    if ph.drift_detected:
-                        alarms.append((start + i + 1, name, "page_hinkley"))
-            state.faded_loss = loss_sum
-            state.wrong, state.sizes = wrong, sizes
+            y_pred = np.asarray(batch.y_pred[i0:i1], dtype=np.int64)
+            if not all_scored:
+                y_pred = y_pred[at]
+            sizes, drifts = state.window.update_many(y, y_pred, prev)
+            wrong = y != y_pred
+            loss = wrong.astype(np.float64)
+            state.faded_loss = fade(loss, self.plan.q_fading, state.faded_loss)
+            found = []  # (index, order, kind): the alarms of this learner, in scoring order
+            if own_adwin and drifts is not None:
+                found += [(i, 0, "adwin") for i in np.flatnonzero(drifts).tolist()]
+            if state.adwin is not None:
+                found += [(i, 0, "adwin") for i in np.flatnonzero(state.adwin.update_many(loss))
+                          .tolist()]
+            if state.page_hinkley is not None:
+                found += [(i, 1, "page_hinkley")
+                          for i in np.flatnonzero(state.page_hinkley.update_many(loss)).tolist()]
+            if found:
+                where = (at + (start + i0 + 1)).tolist()
+                alarms.extend((where[i], name, kind) for i, _, kind in sorted(found))
+            state.wrong = wrong
+            state.sizes = np.asarray(sizes) if track_sizes else None
             if self.plan.losses:
-                self._losses_since[name].extend(wrong)
+                self._losses_since[name].extend(wrong.tolist())
         if self.plan.losses:
-            self._scored_since.extend(scored[i0:i1])
+            self._scored_since.extend(first.scored[i0:i1])
         for a, b, counts in self._pairs.values():
             sa, sb = self._learners[a], self._learners[b]
-            for j, (wa, wb) in enumerate(zip(sa.wrong, sb.wrong)):
-                code = 1 if wa and not wb else 2 if wb and not wa else 0
-                counts.update(code, min(sa.sizes[j], sb.sizes[j]) if track_sizes else 0)
+            wa, wb = sa.wrong, sb.wrong
+            codes = np.where(wa & ~wb, 1, np.where(wb & ~wa, 2, 0))
+            counts.update_many(codes, np.minimum(sa.sizes, sb.sizes) if track_sizes else None)
 
     def _snapshot(self, final: bool) -> FoldReport:
         classes = self._classes[: self._n_classes]

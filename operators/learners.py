@@ -210,7 +210,12 @@ class LearnerTask:
         scored: list[bool] = []
         error: tuple[int, str, str] | None = None
         healthy = self.failed is None
-        for i, (x, w) in enumerate(zip(batch.xs, batch.weights)):
+        done = 0
+        if healthy and prequential and lags is None:
+            done, error = self._prequential_run(batch, codes, y_pred)
+            scored = [True] * done
+            healthy = error is None
+        for i, (x, w) in enumerate(zip(batch.xs[done:], batch.weights[done:]), start=done):
             if lags is not None and healthy:
                 x = {**x, **lag_features(lags[i][:n_lags])}
             phase = "predict"
@@ -240,6 +245,39 @@ class LearnerTask:
         return PredictionBatch(batch.stream, batch.fold, self.spec.name, batch.seq, batch.start,
                                batch.y, batch.prev_y, y_pred, scored, batch.classes, batch.final,
                                error)
+
+    def _prequential_run(self, batch: FoldBatch, codes: dict,
+                         y_pred: list[int]) -> tuple[int, tuple[int, str, str] | None]:
+        """The common case of :meth:`process` as one tight loop (a healthy replica, prequential,
+        no lags): predict, then learn with the fold's weight, appending to ``y_pred``. Returns
+        how many examples it completed and the error that quarantined the replica (then the
+        general loop goes on with the rest, as a quarantined replica's)."""
+        model, append, get = self.model, y_pred.append, codes.get
+        predict, learn = model.predict_one, model.learn_one
+        classes = batch.classes
+        labels = [classes[code] for code in batch.y]
+        weighted = self._weighted
+        phase, p = "predict", -1
+        try:
+            for x, w, label in zip(batch.xs, batch.weights, labels):
+                phase = "predict"
+                p = get(predict(x), -1)
+                phase = "learn"
+                if w > 0:
+                    if weighted:
+                        learn(x, label, w=w)
+                    elif w == 1:
+                        learn(x, label)
+                    else:
+                        for _ in range(w):
+                            learn(x, label)
+                append(p)
+        except LEARNER_ERRORS as exc:  # any learner bug: quarantine the replica
+            done = len(y_pred)
+            append(-1 if phase == "predict" else p)
+            self.failed = (batch.start + done + 1, phase, error_text(exc))
+            return done + 1, self.failed
+        return len(y_pred), None
 
     def _process_delayed(self, batch: DelayFoldBatch) -> DelayPredictionBatch:
         """Delayed labels (docs/method.md §13): predict at each arrival, train at each label.

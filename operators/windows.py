@@ -15,7 +15,10 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from river.drift import ADWIN
+import numpy as np
+
+from foldstream.operators import detectors
+from foldstream.operators.detectors import NO_MAJORITY, Adwin
 
 #: The kinds of window, each with the name of its one parameter (``None``: it has none).
 WINDOW_KINDS = {"cumulative": None, "sliding": "size", "fading": "alpha", "adwin": "delta"}
@@ -110,10 +113,28 @@ class Window:
                       {k: float(v) for k, v in self._rows.items()}, float(self._maj),
                       float(self._per))
 
+    def update_many(self, t: np.ndarray, p: np.ndarray, prev: np.ndarray,
+                    majs: np.ndarray | None = None) -> tuple[list, np.ndarray | None]:
+        """:meth:`update` for each example in turn: the window's size after each, and
+        whether it detected a change after each (``None``: a window that detects none).
+
+        ``majs[i]`` is example ``i``'s ``maj`` (:data:`~.detectors.NO_MAJORITY`: ``None``)."""
+        sizes = []
+        update = self.update
+        for i, (ti, pi, qi) in enumerate(zip(t.tolist(), p.tolist(), prev.tolist())):
+            m = None if majs is None or majs[i] == NO_MAJORITY else int(majs[i])
+            update(ti, pi, qi, m)
+            sizes.append(self.size)
+        return sizes, None
+
 
 
 class CumulativeWindow(Window):
     """Every scored example since the start.
+
+    Its counts are integers in one numpy array, updated a batch at a time by compiled code
+    (:func:`~foldstream.operators.kernels.window_run`), in the same order and with the same
+    results as :meth:`Window.update` example by example.
 
     >>> w = CumulativeWindow()
     >>> for t, p, prev in [(0, 0, -1), (1, 0, 0), (1, 1, 1)]:
@@ -121,6 +142,77 @@ class CumulativeWindow(Window):
     >>> c = w.counts(); (c.n, c.maj, c.per, w.majority())
     (3.0, 0.0, 1.0, 1)
     """
+
+    _adwin: Adwin | None = None
+
+    def __init__(self) -> None:
+        self._classes = 0  # class capacity of the counts' layout
+        self._agg = np.zeros(detectors.stats_size(0), dtype=np.int64)
+        self._majority_a = np.array([-1], dtype=np.int64)
+        self.drift = False
+
+    @property
+    def size(self) -> int:
+        return int(self._agg[0])
+
+    def majority(self) -> int:
+        return int(self._majority_a[0])
+
+    def _grow(self, classes: int) -> None:
+        self._agg = detectors.relayout(self._agg, self._classes, classes)
+        self._classes = classes
+
+    def update(self, t: int, p: int, prev: int, maj: int | None = None) -> None:
+        self.update_many(np.array([t]), np.array([p]), np.array([prev]),
+                         np.array([NO_MAJORITY if maj is None else maj]))
+
+    def update_many(self, t: np.ndarray, p: np.ndarray, prev: np.ndarray,
+                    majs: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+        n = len(t)
+        sizes = np.zeros(n, dtype=np.int64)
+        if not n:
+            return sizes, None if self._adwin is None else np.zeros(0, dtype=np.bool_)
+        t = np.asarray(t, dtype=np.int64)
+        p = np.asarray(p, dtype=np.int64)
+        prev = np.asarray(prev, dtype=np.int64)
+        majs = np.full(n, NO_MAJORITY, dtype=np.int64) if majs is None else \
+            np.asarray(majs, dtype=np.int64)
+        need = max(int(t.max()), int(p.max())) + 1
+        if need > self._classes:
+            self._grow(need)
+        adwin = self._adwin
+        drifts = np.zeros(n, dtype=np.bool_)
+        if adwin is None:
+            tot = var = np.zeros((0, 0))
+            cnt = ints = np.zeros(0, dtype=np.int64)
+            fs = np.zeros(0)
+            mir = np.zeros((0, 0, 0), dtype=np.int64)
+            delta, clock, max_buckets, mwl, grace = 0.0, 1, 0, 0, 0
+        else:
+            self._mirror = adwin._reserve(n, self._mirror)
+            tot, var, cnt, fs, ints = adwin._tot, adwin._var, adwin._cnt, adwin._fs, adwin._ints
+            mir = self._mirror
+            delta, clock, max_buckets = adwin.delta, adwin.clock, adwin.max_buckets
+            mwl, grace = adwin.min_window_length, adwin.grace_period
+        detectors._kernels().window_run(t, p, prev, majs, self._classes, self._agg, self._majority_a,
+                             adwin is not None, tot, var, cnt, fs, ints, delta, clock,
+                             max_buckets, mwl, grace, mir, sizes, drifts)
+        if adwin is None:
+            return sizes, None
+        self.drift = bool(drifts[-1])
+        return sizes, drifts
+
+    def counts(self) -> Counts:
+        agg, classes = self._agg.tolist(), self._classes
+        rows = {c: float(v) for c, v in enumerate(agg[3:3 + classes]) if v}
+        cm: dict[tuple[int, int], float] = {}
+        base = 3 + classes
+        for t in range(classes):
+            for p in range(-1, classes):
+                v = agg[base + t * (classes + 1) + p + 1]
+                if v:
+                    cm[t, p] = float(v)
+        return Counts(float(agg[0]), cm, rows, float(agg[1]), float(agg[2]))
 
 
 class SlidingWindow(Window):
@@ -208,14 +300,16 @@ class FadingWindow(Window):
 
 
 
-class AdwinWindow(Window):
+class AdwinWindow(CumulativeWindow):
     """ADWIN's current window over the 0/1 loss, in O(log W) memory.
 
-    ``river.drift.ADWIN`` decides the window. Its exponential histogram is mirrored here bucket
-    for bucket (same sizes, same merges, ``max_buckets`` per level), each bucket holding the
-    confusion counts of its examples, so that when ADWIN drops its oldest buckets the same
-    examples leave these counts. river's ADWIN also restarts from an empty window on the update
-    after it detects a change; the mirror restarts with it.
+    ADWIN (:class:`~foldstream.operators.detectors.Adwin`, river's algorithm) decides the
+    window. Its exponential histogram is mirrored bucket for bucket (same sizes, same merges,
+    ``max_buckets`` per level), each bucket holding the confusion counts of its examples, so
+    that when ADWIN drops its oldest buckets the same examples leave these counts; both run in
+    one compiled loop (:func:`~foldstream.operators.kernels.window_run`). river's ADWIN also
+    restarts from an empty window on the update after it detects a change; the mirror restarts
+    with it.
 
     >>> w = AdwinWindow(delta=0.002)
     >>> for i in range(2000):
@@ -229,55 +323,22 @@ class AdwinWindow(Window):
     def __init__(self, delta: float = ADWIN_DELTA, max_buckets: int = 5, clock: int = 32):
         super().__init__()
         self.delta = check_delta(delta)
-        self.adwin = ADWIN(delta=self.delta, clock=clock, max_buckets=max_buckets)
-        self._max_buckets = max_buckets
-        # _levels[i]: buckets of 2**i examples, oldest first: [n, maj, per, {(t, p): count}]
-        self._levels: list[list[list[Any]]] = [[]]
+        self._adwin = Adwin(delta=self.delta, clock=clock, max_buckets=max_buckets)
+        self._mirror = np.zeros(self._adwin._tot.shape + (self._agg.shape[0],), dtype=np.int64)
 
-    def update(self, t: int, p: int, prev: int, maj: int | None = None) -> None:
-        adwin = self.adwin
-        if adwin.drift_detected:  # river restarts ADWIN from scratch on this update
-            Window.__init__(self)
-            self._levels = [[]]
-        maj_ok, per_ok = int((self._majority if maj is None else maj) == t), int(prev == t)
-        self._add(t, p, maj_ok, per_ok)
-        self._insert([1, maj_ok, per_ok, {(t, p): 1}])
-        adwin.update(0.0 if t == p else 1.0)
-        self.drift = adwin.drift_detected
-        width = adwin.width
-        while self._n > width:
-            n, maj, per, cm = self._pop_oldest()
-            self._remove(cm, maj, per, n)
-        if self._n != width:  # the mirror is exact by construction; never guess silently
-            raise RuntimeError(f"ADWIN window mirror out of step: {self._n} != {width}")
+    @property
+    def adwin(self) -> Adwin:
+        """The window's ADWIN (its width is the window's size)."""
+        return self._adwin
 
-    def _insert(self, bucket: list[Any]) -> None:
-        levels, limit = self._levels, self._max_buckets + 1
-        levels[0].append(bucket)
-        i = 0
-        while len(levels[i]) == limit:
-            if i + 1 == len(levels):
-                levels.append([])
-            a, b = levels[i][0], levels[i][1]
-            cm = dict(a[3])
-            for key, c in b[3].items():
-                cm[key] = cm.get(key, 0) + c
-            del levels[i][:2]
-            levels[i + 1].append([a[0] + b[0], a[1] + b[1], a[2] + b[2], cm])
-            i += 1
-
-    def _pop_oldest(self) -> list[Any]:
-        top = self._levels[-1]
-        bucket = top.pop(0)
-        if not top:
-            self._levels.pop()
-        return bucket
+    def _grow(self, classes: int) -> None:
+        self._mirror = detectors.relayout(self._mirror, self._classes, classes)
+        super()._grow(classes)
 
     @property
     def buckets(self) -> int:
         """How many summaries the window holds: O(log W)."""
-        return sum(len(level) for level in self._levels)
-
+        return int(self._adwin._cnt.sum())
 
 
 # ------------------------------------------------------------------------------------ the spec

@@ -1,0 +1,243 @@
+"""ADWIN and Page-Hinkley as compiled code, a batch of values per call (docs/method.md §4, §5).
+
+Why: every fold of every learner updates an ADWIN (its window, or its alarm detector) and a
+Page-Hinkley test once per scored example. Through river's classes that is a Python call chain
+per example per fold, about half of an evaluation's time with a cheap learner. Here the same
+algorithms run as ``numba``-compiled loops over a whole batch of values at once.
+
+They are river's (0.23) algorithms reimplemented to make *exactly* the same decisions with the
+same floating-point arithmetic in the same order (``river/drift/adwin_c.pyx`` and
+``river/drift/page_hinkley.py``), so that the records stay byte for byte what river's classes
+gave: ``tests/test_detectors.py`` checks every detection and estimation against river's own
+classes on long random and drifting sequences. That includes river's restart: a detector that
+detected a change on one update starts afresh from an empty state on the next.
+
+The state is held in small numpy arrays, so a detector pickles (Flink's keyed state) and
+restores as any Python object does. The kernels are compiled on first use and cached on disk
+(``cache=True``): a process that finds the cache loads them in a fraction of a second.
+
+:class:`Adwin` also serves :class:`~foldstream.operators.windows.AdwinWindow`: the window's
+per-bucket confusion counts are merged and dropped in the same loop as ADWIN's own buckets
+(:func:`~foldstream.operators.kernels.window_run`), so that the examples that leave ADWIN's window leave the counts.
+"""
+
+from __future__ import annotations
+
+import builtins
+import sys
+import types
+
+import numpy as np
+
+
+def _kernels():
+    """The compiled loops (operators/kernels.py), imported on first use: importing numba takes
+    about half a second, which commands that evaluate nothing need not pay.
+
+    PyFlink's Python workers replace ``builtins.print`` by a bound method of their own, which
+    numba's import refuses (it looks ``print`` up in the module the function names); the first
+    import puts the interpreter's own ``print`` back for its duration."""
+    kernels = sys.modules.get("foldstream.operators.kernels")
+    if kernels is not None:
+        return kernels
+    shown = builtins.print
+    own = getattr(getattr(shown, "__self__", None), "_print", None)
+    swap = not isinstance(shown, types.BuiltinFunctionType) and \
+        isinstance(own, types.BuiltinFunctionType)
+    if swap:
+        builtins.print = own
+    try:
+        from foldstream.operators import kernels
+    finally:
+        if swap:
+            builtins.print = shown
+    return kernels
+
+
+# ---------------------------------------------------------------------------------------- ADWIN
+# Scalars of an ADWIN, in two small arrays (one float, one integer) so a kernel can update them.
+_TOTAL, _VARIANCE, _WIDTH = 0, 1, 2  # float state
+_TICK, _DETECTIONS, _LEVELS, _DRIFT = 0, 1, 2, 3  # integer state
+
+ADWIN_CLOCK = 32
+"""river's defaults for ADWIN's other parameters (``clock``, ``max_buckets``,
+``min_window_length``, ``grace_period``)."""
+ADWIN_MAX_BUCKETS = 5
+ADWIN_MIN_WINDOW_LENGTH = 5
+ADWIN_GRACE_PERIOD = 10
+
+
+_NO_ITEM = np.zeros(0, dtype=np.int64)
+
+
+class Adwin:
+    """ADWIN (Bifet & Gavaldà 2007) as river's ``drift.ADWIN`` computes it, compiled.
+
+    ``update`` takes one value, :meth:`update_many` a whole array; ``drift_detected``, ``width``
+    and ``estimation`` mean what they mean on river's class.
+
+    >>> adwin = Adwin()
+    >>> detected = adwin.update_many(np.r_[np.zeros(1000), np.ones(1000)])
+    >>> int(np.flatnonzero(detected)[0]), adwin.width < 1000
+    (1023, True)
+    """
+
+    def __init__(self, delta: float = 0.002, clock: int = ADWIN_CLOCK,
+                 max_buckets: int = ADWIN_MAX_BUCKETS,
+                 min_window_length: int = ADWIN_MIN_WINDOW_LENGTH,
+                 grace_period: int = ADWIN_GRACE_PERIOD):
+        self.delta = float(delta)
+        self.clock = int(clock)
+        self.max_buckets = int(max_buckets)
+        self.min_window_length = int(min_window_length)
+        self.grace_period = int(grace_period)
+        self._tot = np.zeros((8, self.max_buckets + 1))
+        self._var = np.zeros((8, self.max_buckets + 1))
+        self._cnt = np.zeros(8, dtype=np.int64)
+        self._fs = np.zeros(3)
+        self._ints = np.array([0, 0, 1, 0], dtype=np.int64)
+
+    # river's properties
+    @property
+    def drift_detected(self) -> bool:
+        return bool(self._ints[_DRIFT])
+
+    @property
+    def width(self) -> float:
+        return float(self._fs[_WIDTH])
+
+    @property
+    def total(self) -> float:
+        return float(self._fs[_TOTAL])
+
+    @property
+    def variance(self) -> float:
+        return float(self._fs[_VARIANCE])
+
+    @property
+    def n_detections(self) -> int:
+        return int(self._ints[_DETECTIONS])
+
+    @property
+    def estimation(self) -> float:
+        width = self.width
+        return 0.0 if width == 0 else self.total / width
+
+    def _reserve(self, more: int, mirror: np.ndarray | None = None) -> np.ndarray | None:
+        """Enough rows of buckets for ``more`` values (a width W needs about log2(W) rows)."""
+        need = (int(self._fs[_WIDTH]) + more).bit_length() + 2
+        rows = self._cnt.shape[0]
+        if need <= rows:
+            return mirror
+        grow = need - rows
+        self._tot = np.concatenate([self._tot, np.zeros((grow, self._tot.shape[1]))])
+        self._var = np.concatenate([self._var, np.zeros((grow, self._var.shape[1]))])
+        self._cnt = np.concatenate([self._cnt, np.zeros(grow, dtype=np.int64)])
+        if mirror is not None:
+            mirror = np.concatenate([mirror, np.zeros((grow,) + mirror.shape[1:], np.int64)])
+        return mirror
+
+    def update(self, x: float) -> None:
+        """One value (river's ``update``)."""
+        self.update_many(np.array([x], dtype=np.float64))
+
+    def update_many(self, values: np.ndarray) -> np.ndarray:
+        """Each value in turn; whether a change was detected right after each (booleans)."""
+        values = np.asarray(values, dtype=np.float64)
+        n = values.shape[0]
+        detected = np.zeros(n, dtype=np.bool_)
+        if n:
+            self._reserve(n)
+            no_mirror = np.zeros(self._tot.shape + (0,), dtype=np.int64)
+            _kernels().adwin_run(values, self._tot, self._var, self._cnt, self._fs, self._ints,
+                       self.delta, self.clock, self.max_buckets, self.min_window_length,
+                       self.grace_period, no_mirror, _NO_ITEM, _NO_ITEM, detected,
+                       np.empty(n))
+        return detected
+
+
+# -------------------------------------------------------------------------------- Page-Hinkley
+_N, _MEAN, _SUM_INC, _SUM_DEC, _MIN_INC, _MAX_DEC, _PH_DRIFT = range(7)
+_MODES = {"up": 0, "down": 1, "both": 2}
+
+
+class PageHinkley:
+    """The Page-Hinkley test as river's ``drift.PageHinkley`` computes it, compiled.
+
+    >>> ph = PageHinkley(mode="up")
+    >>> detected = ph.update_many(np.r_[np.zeros(500), np.ones(500)])
+    >>> int(np.flatnonzero(detected)[0])
+    553
+    """
+
+    def __init__(self, min_instances: int = 30, delta: float = 0.005, threshold: float = 50.0,
+                 alpha: float = 1 - 0.0001, mode: str = "both"):
+        if mode not in _MODES:
+            raise ValueError(f"Invalid 'mode'. Valid values are: {tuple(_MODES)}")
+        self.min_instances = min_instances
+        self.delta = float(delta)
+        self.threshold = float(threshold)
+        self.alpha = float(alpha)
+        self.mode = mode
+        self._s = np.array([0.0, 0.0, 0.0, 0.0, np.inf, -1.0, 0.0])
+
+    @property
+    def drift_detected(self) -> bool:
+        return bool(self._s[_PH_DRIFT])
+
+    @property
+    def estimation(self) -> float:
+        return float(self._s[_MEAN])
+
+    def update(self, x: float) -> None:
+        """One value (river's ``update``)."""
+        self.update_many(np.array([x], dtype=np.float64))
+
+    def update_many(self, values: np.ndarray) -> np.ndarray:
+        """Each value in turn; whether a change was detected right after each (booleans)."""
+        values = np.asarray(values, dtype=np.float64)
+        detected = np.zeros(values.shape[0], dtype=np.bool_)
+        if values.shape[0]:
+            _kernels().page_hinkley_run(values, self._s, float(self.min_instances), self.delta,
+                              self.threshold, self.alpha, _MODES[self.mode], detected)
+        return detected
+
+
+# ------------------------------------------------------------------- the windows' count kernel
+# A window's integer counts, one flat array: [n, maj, per, rows (C), cm (C x (C + 1))], C the
+# class capacity; cm's column p + 1 holds prediction p (column 0: none, -1).
+_N_SLOT, _MAJ_SLOT, _PER_SLOT, _ROWS = 0, 1, 2, 3
+NO_MAJORITY = -2
+"""In ``majs``: the window's majority now, not one given (a delayed label's)."""
+
+
+def relayout(counts: np.ndarray, old: int, new: int) -> np.ndarray:
+    """Counts laid out for ``old`` classes (last axis), laid out for ``new`` classes.
+
+    >>> a = np.arange(3 + 1 + 2)  # n, maj, per; rows (1 class); cm (1 x 2)
+    >>> relayout(a, 1, 2).tolist()
+    [0, 1, 2, 3, 0, 4, 5, 0, 0, 0, 0]
+    """
+    lead = counts.shape[:-1]
+    out = np.zeros(lead + (_ROWS + new + new * (new + 1),), dtype=counts.dtype)
+    out[..., :_ROWS + old] = counts[..., :_ROWS + old]
+    cm_new = out[..., _ROWS + new:].reshape(lead + (new, new + 1))
+    cm_new[..., :old, :old + 1] = counts[..., _ROWS + old:].reshape(lead + (old, old + 1))
+    return out
+
+
+def stats_size(classes: int) -> int:
+    """The length of a window's counts array for ``classes`` classes."""
+    return _ROWS + classes + classes * (classes + 1)
+
+
+def fade(values: np.ndarray, alpha: float, start: float) -> float:
+    """``s = v + alpha * s`` for each of ``values`` in turn, from ``start``: a faded sum.
+
+    >>> fade(np.array([1.0, 0.0, 1.0]), 0.5, 0.0)
+    1.25
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if not values.shape[0]:
+        return start
+    return float(_kernels().fade_run(values, float(alpha), float(start)))

@@ -1,0 +1,282 @@
+"""The compiled loops of :mod:`.detectors` and :mod:`.windows` (``numba``, cached on disk).
+
+Kept apart so that importing the project does not import numba (see
+:func:`foldstream.operators.detectors._kernels`): each loop is river's algorithm, or the
+project's window arithmetic, operation for operation, as :mod:`.detectors` explains.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from foldstream.operators.detectors import _DETECTIONS, _DRIFT, _LEVELS, _MAJ_SLOT, _MAX_DEC, \
+    _MEAN, _MIN_INC, _N, _N_SLOT, _PER_SLOT, _PH_DRIFT, _ROWS, _SUM_DEC, _SUM_INC, _TICK, \
+    _TOTAL, _VARIANCE, _WIDTH, NO_MAJORITY
+
+
+@njit(cache=True)
+def _adwin_reset(tot, var, cnt, fs, ints, mir):
+    tot[:] = 0.0
+    var[:] = 0.0
+    cnt[:] = 0
+    fs[:] = 0.0
+    ints[_TICK] = 0
+    ints[_DETECTIONS] = 0
+    ints[_LEVELS] = 1  # river's deque starts with one empty bucket row
+    ints[_DRIFT] = 0
+    mir[:] = 0
+
+
+@njit(cache=True)
+def _compress(tot, var, cnt, mir, row, n):
+    """river's ``Bucket.compress(n)``: the row's first ``n`` buckets leave (the rest shift left,
+    the freed places are cleared), with their mirrored stats."""
+    size = tot.shape[1]
+    stats = mir.shape[2]
+    for i in range(n, size):
+        tot[row, i - n] = tot[row, i]
+        var[row, i - n] = var[row, i]
+        for j in range(stats):
+            mir[row, i - n, j] = mir[row, i, j]
+    for i in range(size - n, size):
+        tot[row, i] = 0.0
+        var[row, i] = 0.0
+        for j in range(stats):
+            mir[row, i, j] = 0
+    cnt[row] -= n
+
+
+@njit(cache=True)
+def _adwin_step(value, tot, var, cnt, fs, ints, delta, clock, max_buckets, mwl, grace,
+                mir, item, agg):
+    """One ``AdaptiveWindowing.update(value)`` (river's adwin_c.pyx), in its order of operations.
+
+    ``mir`` (levels x buckets x stats) mirrors the buckets with integer stats of their
+    examples, ``item`` the stats of this example, ``agg`` the sum of the stats over the
+    window: what a deleted bucket takes away. Zero-sized stats: no mirror."""
+    # _insert_element(value, 0.0)
+    c0 = cnt[0]
+    tot[0, c0] = value
+    var[0, c0] = 0.0
+    for j in range(item.shape[0]):
+        mir[0, c0, j] = item[j]
+    cnt[0] = c0 + 1
+    fs[_WIDTH] += 1
+    width = fs[_WIDTH]
+    incremental_variance = 0.0
+    if width > 1.0:
+        total = fs[_TOTAL]
+        incremental_variance = ((width - 1.0) * (value - total / (width - 1.0))
+                                * (value - total / (width - 1.0)) / width)
+    fs[_VARIANCE] += incremental_variance
+    fs[_TOTAL] += value
+    # _compress_buckets
+    stats = mir.shape[2]
+    idx = 0
+    while idx < ints[_LEVELS]:
+        if cnt[idx] != max_buckets + 1:
+            break
+        if idx + 1 == ints[_LEVELS]:
+            ints[_LEVELS] += 1  # a new, empty row of buckets (rows beyond are all zero)
+        n1 = 2.0 ** idx
+        n2 = 2.0 ** idx
+        mu1 = tot[idx, 0] / n1
+        mu2 = tot[idx, 1] / n2
+        total12 = tot[idx, 0] + tot[idx, 1]
+        temp = n1 * n2 * (mu1 - mu2) * (mu1 - mu2) / (n1 + n2)
+        v12 = var[idx, 0] + var[idx, 1] + temp
+        cn = cnt[idx + 1]
+        tot[idx + 1, cn] = total12
+        var[idx + 1, cn] = v12
+        for j in range(stats):
+            mir[idx + 1, cn, j] = mir[idx, 0, j] + mir[idx, 1, j]
+        cnt[idx + 1] = cn + 1
+        _compress(tot, var, cnt, mir, idx, 2)
+        if cnt[idx + 1] <= max_buckets:
+            break
+        idx += 1
+    # _detect_change
+    change = False
+    ints[_TICK] += 1
+    if ints[_TICK] % clock == 0 and fs[_WIDTH] > grace:
+        reduce_width = True
+        while reduce_width:
+            reduce_width = False
+            exit_flag = False
+            n0 = 0.0
+            n1 = fs[_WIDTH]
+            u0 = 0.0
+            u1 = fs[_TOTAL]
+            # the same for every cut of this pass (a deletion ends the pass)
+            w = fs[_WIDTH]
+            delta_prime = math.log(2 * math.log(w) / delta)
+            variance_in_window = fs[_VARIANCE] / w
+            idx = ints[_LEVELS] - 1
+            while idx >= 0:
+                if exit_flag:
+                    break
+                n2 = 2.0 ** idx
+                stop = cnt[idx]
+                for k in range(stop):
+                    # (river also updates the two halves' variances here; they decide nothing)
+                    n0 += n2
+                    n1 -= n2
+                    u0 += tot[idx, k]
+                    u1 -= tot[idx, k]
+                    if idx == 0 and k == cnt[idx] - 1:
+                        exit_flag = True
+                        break
+                    if n1 >= mwl and n0 >= mwl:
+                        delta_mean = (u0 / n0) - (u1 / n1)
+                        m_recip = (1.0 / (n0 - mwl + 1)) + (1.0 / (n1 - mwl + 1))
+                        epsilon = (math.sqrt(2 * m_recip * variance_in_window * delta_prime)
+                                   + 2 / 3 * delta_prime * m_recip)
+                        if abs(delta_mean) > epsilon:
+                            reduce_width = True
+                            change = True
+                            if fs[_WIDTH] > 0:
+                                n0 -= _adwin_delete(tot, var, cnt, fs, ints, max_buckets, mir,
+                                                    agg)
+                                exit_flag = True
+                                break
+                idx -= 1
+    if change:
+        ints[_DETECTIONS] += 1
+    return change
+
+
+@njit(cache=True)
+def _adwin_delete(tot, var, cnt, fs, ints, max_buckets, mir, agg):
+    """river's ``_delete_element``: drop the oldest bucket; its stats leave ``agg``."""
+    last = ints[_LEVELS] - 1
+    n = 2.0 ** last
+    u = tot[last, 0]
+    mu = u / n
+    v = var[last, 0]
+    fs[_WIDTH] -= n
+    fs[_TOTAL] -= u
+    width = fs[_WIDTH]
+    mu_window = fs[_TOTAL] / width
+    incremental_variance = v + n * width * (mu - mu_window) * (mu - mu_window) / (n + width)
+    fs[_VARIANCE] -= incremental_variance
+    stats = mir.shape[2]
+    for j in range(stats):
+        agg[j] -= mir[last, 0, j]
+    _compress(tot, var, cnt, mir, last, 1)
+    if cnt[last] == 0:
+        ints[_LEVELS] -= 1
+    return n
+
+
+@njit(cache=True)
+def adwin_run(values, tot, var, cnt, fs, ints, delta, clock, max_buckets, mwl, grace,
+               mir, item, agg, detected, widths):
+    """``ADWIN.update`` for each of ``values``: ``detected[i]`` and ``widths[i]`` after it."""
+    for i in range(values.shape[0]):
+        if ints[_DRIFT]:
+            _adwin_reset(tot, var, cnt, fs, ints, mir)
+        ints[_DRIFT] = _adwin_step(values[i], tot, var, cnt, fs, ints, delta, clock,
+                                   max_buckets, mwl, grace, mir, item, agg)
+        detected[i] = ints[_DRIFT]
+        widths[i] = fs[_WIDTH]
+
+
+@njit(cache=True)
+def page_hinkley_run(values, s, min_instances, delta, threshold, alpha, mode, detected):
+    for i in range(values.shape[0]):
+        x = values[i]
+        if s[_PH_DRIFT] != 0.0:  # river resets on the update after a detection
+            s[_N] = 0.0
+            s[_MEAN] = 0.0
+            s[_SUM_INC] = 0.0
+            s[_SUM_DEC] = 0.0
+            s[_MIN_INC] = np.inf
+            s[_MAX_DEC] = -1.0
+            s[_PH_DRIFT] = 0.0
+        s[_N] += 1.0
+        s[_MEAN] += (1.0 / s[_N]) * (x - s[_MEAN])
+        dev = x - s[_MEAN]
+        s[_SUM_INC] = alpha * s[_SUM_INC] + dev - delta
+        s[_SUM_DEC] = alpha * s[_SUM_DEC] + dev + delta
+        if s[_SUM_INC] < s[_MIN_INC]:
+            s[_MIN_INC] = s[_SUM_INC]
+        if s[_SUM_DEC] > s[_MAX_DEC]:
+            s[_MAX_DEC] = s[_SUM_DEC]
+        if s[_N] >= min_instances:
+            up = s[_SUM_INC] - s[_MIN_INC] > threshold
+            down = s[_MAX_DEC] - s[_SUM_DEC] > threshold
+            drift = up if mode == 0 else down if mode == 1 else (up or down)
+            s[_PH_DRIFT] = 1.0 if drift else 0.0
+        detected[i] = s[_PH_DRIFT] != 0.0
+
+
+@njit(cache=True)
+def _majority_of(agg, C):
+    best, best_rows = -1, 0
+    for c in range(C):
+        r = agg[_ROWS + c]
+        if r > best_rows:
+            best, best_rows = c, r
+    return best
+
+
+@njit(cache=True)
+def window_run(t, p, prev, majs, C, agg, majority, use_adwin, tot, var, cnt, fs, ints, delta,
+               clock, max_buckets, mwl, grace, mir, sizes, drifts):
+    """Score each example into a window's counts (``windows.Window.update`` example by example).
+
+    The majority baseline's prediction is the window's before the example (``majority[0]``,
+    ties to the smallest code); with ``use_adwin`` the window is ADWIN's over the 0/1 loss,
+    its buckets mirrored in ``mir`` (river restarts ADWIN, and the window, on the update after
+    a detection). ``sizes[i]``/``drifts[i]``: the window's size and ADWIN's detection after
+    example ``i``."""
+    stats = agg.shape[0]
+    item = np.zeros(stats if use_adwin else 0, dtype=np.int64)
+    cm0 = _ROWS + C
+    for i in range(t.shape[0]):
+        if use_adwin and ints[_DRIFT]:
+            _adwin_reset(tot, var, cnt, fs, ints, mir)
+            agg[:] = 0
+            majority[0] = -1
+        ti, pi = t[i], p[i]
+        m = majority[0] if majs[i] == NO_MAJORITY else majs[i]
+        maj_ok = 1 if m == ti else 0
+        per_ok = 1 if prev[i] == ti else 0
+        slot = cm0 + ti * (C + 1) + pi + 1
+        agg[_N_SLOT] += 1
+        agg[_MAJ_SLOT] += maj_ok
+        agg[_PER_SLOT] += per_ok
+        agg[_ROWS + ti] += 1
+        agg[slot] += 1
+        rt = agg[_ROWS + ti]
+        mj = majority[0]
+        if mj < 0 or rt > agg[_ROWS + mj] or (rt == agg[_ROWS + mj] and ti < mj):
+            majority[0] = ti
+        if use_adwin:
+            item[_N_SLOT] = 1
+            item[_MAJ_SLOT] = maj_ok
+            item[_PER_SLOT] = per_ok
+            item[_ROWS + ti] = 1
+            item[slot] = 1
+            n_before = agg[_N_SLOT]
+            ints[_DRIFT] = _adwin_step(0.0 if ti == pi else 1.0, tot, var, cnt, fs, ints,
+                                       delta, clock, max_buckets, mwl, grace, mir, item, agg)
+            item[_MAJ_SLOT] = 0
+            item[_PER_SLOT] = 0
+            item[_ROWS + ti] = 0
+            item[slot] = 0
+            drifts[i] = ints[_DRIFT]
+            if agg[_N_SLOT] != n_before:
+                majority[0] = _majority_of(agg, C)
+        sizes[i] = agg[_N_SLOT]
+
+
+@njit(cache=True)
+def fade_run(values, alpha, start):
+    out = start
+    for i in range(values.shape[0]):
+        out = values[i] + alpha * out
+    return out
