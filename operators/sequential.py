@@ -81,9 +81,10 @@ from typing import Any
 import numpy as np
 import scipy.special
 
-# The one ADWIN of the project (the windows of §4 and the alarms of §7 take it from there too):
-# a compiled equivalent that replaces it there is picked up here without another edit.
-from foldstream.operators.windows import ADWIN, ADWIN_DELTA
+# The one ADWIN of the project (the windows of §4 and the alarms of §7 use it too): river's
+# algorithm compiled, with the same decisions (operators/detectors.py).
+from foldstream.operators.detectors import Adwin as ADWIN
+from foldstream.operators.windows import ADWIN_DELTA
 from foldstream.operators.stats import check_level as _check_alpha
 
 __all__ = [
