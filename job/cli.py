@@ -14,6 +14,7 @@ from rich.console import Console
 
 from foldstream.job import exitcodes, logs
 from foldstream.job.config import Config, ConfigError, check_sinks, load_config
+from foldstream.job.engines.stopping import exit_code, stop_text
 from foldstream.job.runner import run_configuration
 from foldstream.job.tools import experiment
 from foldstream.job.tools.tables import typed
@@ -327,10 +328,9 @@ def main(argv: list[str] | None = None) -> int:
         # no Java, no jars
         err.print(f"[red]error:[/] {typed(error)}", highlight=False)
         return exitcodes.UNUSABLE
-    except KeyboardInterrupt as stop:
-        # the Flink engine's Interrupted says which signal (Ctrl-C or SIGTERM) and its exit code
-        err.print(f"stopped ({'Ctrl-C' if str(stop) in ('', 'SIGINT') else stop})")
-        return getattr(stop, "exit_code", exitcodes.INTERRUPTED)
+    except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: the one rule of engines.stopping
+        err.print(f"stopped ({stop_text(stop)})")
+        return exit_code(stop)
 
 
 if __name__ == "__main__":
