@@ -24,10 +24,14 @@ per-bucket confusion counts are merged and dropped in the same loop as ADWIN's o
 from __future__ import annotations
 
 import builtins
-import sys
+import threading
 import types
 
 import numpy as np
+
+
+_LOADED: types.ModuleType | None = None
+_LOADING = threading.Lock()
 
 
 def _kernels():
@@ -36,22 +40,27 @@ def _kernels():
 
     PyFlink's Python workers replace ``builtins.print`` by a bound method of their own, which
     numba's import refuses (it looks ``print`` up in the module the function names); the first
-    import puts the interpreter's own ``print`` back for its duration."""
-    kernels = sys.modules.get("foldstream.operators.kernels")
-    if kernels is not None:
-        return kernels
-    shown = builtins.print
-    own = getattr(getattr(shown, "__self__", None), "_print", None)
-    swap = not isinstance(shown, types.BuiltinFunctionType) and \
-        isinstance(own, types.BuiltinFunctionType)
-    if swap:
-        builtins.print = own
-    try:
-        from foldstream.operators import kernels
-    finally:
-        if swap:
-            builtins.print = shown
-    return kernels
+    import puts the interpreter's own ``print`` back for its duration. A worker runs bundles in
+    several threads: the module is handed out only once its import has finished (a thread that
+    found it half-initialised in ``sys.modules`` failed on a missing kernel), under a lock."""
+    global _LOADED
+    if _LOADED is not None:
+        return _LOADED
+    with _LOADING:
+        if _LOADED is None:
+            shown = builtins.print
+            own = getattr(getattr(shown, "__self__", None), "_print", None)
+            swap = not isinstance(shown, types.BuiltinFunctionType) and \
+                isinstance(own, types.BuiltinFunctionType)
+            if swap:
+                builtins.print = own
+            try:
+                from foldstream.operators import kernels
+            finally:
+                if swap:
+                    builtins.print = shown
+            _LOADED = kernels
+    return _LOADED
 
 
 # ---------------------------------------------------------------------------------------- ADWIN
