@@ -239,3 +239,20 @@ def test_no_jdk_fails_at_start_saying_what_to_install(tmp_path):
     text = " ".join(proc.stderr.split())
     assert proc.returncode == 2, text
     assert "learners.0" in text and "no `javac` found" in text and "openjdk-17-jdk" in text, text
+
+
+def test_a_process_whose_jvm_a_thread_started_exits():
+    """A notebook's or a server's thread that runs the first MOA learner starts the JVM there;
+    the process still exits when its work is done (the JVM's shutdown would wait for that
+    thread's Java twin forever)."""
+    code = ("import threading, foldstream\n"
+            "from foldstream.operators.moa import moa\n"
+            "def go():\n"
+            "    r = foldstream.evaluate('package://elec.csv.gz', {'m': moa('bayes.NaiveBayes')},"
+            " folds=2, limit=300)\n"
+            "    print(len(r.measures('accuracy')))\n"
+            "t = threading.Thread(target=go); t.start(); t.join()\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert int(proc.stdout.split()[-1]) > 0
