@@ -383,7 +383,7 @@ class FoldEvaluator:
             y_pred = np.asarray(batch.y_pred[i0:i1], dtype=np.int64)
             if not all_scored:
                 y_pred = y_pred[at]
-            sizes, drifts = state.window.update_many(y, y_pred, prev)
+            sizes, drifts, _ = state.window.update_many(y, y_pred, prev)
             wrong = y != y_pred
             loss = wrong.astype(np.float64)
             state.faded_loss = fade(loss, self.plan.q_fading, state.faded_loss)

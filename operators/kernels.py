@@ -225,14 +225,14 @@ def _majority_of(agg, C):
 
 @njit(cache=True)
 def window_run(t, p, prev, majs, C, agg, majority, use_adwin, tot, var, cnt, fs, ints, delta,
-               clock, max_buckets, mwl, grace, mir, sizes, drifts):
+               clock, max_buckets, mwl, grace, mir, sizes, drifts, after):
     """Score each example into a window's counts (``windows.Window.update`` example by example).
 
     The majority baseline's prediction is the window's before the example (``majority[0]``,
     ties to the smallest code); with ``use_adwin`` the window is ADWIN's over the 0/1 loss,
     its buckets mirrored in ``mir`` (river restarts ADWIN, and the window, on the update after
-    a detection). ``sizes[i]``/``drifts[i]``: the window's size and ADWIN's detection after
-    example ``i``."""
+    a detection). ``sizes[i]``/``drifts[i]``/``after[i]``: the window's size, ADWIN's
+    detection and the window's majority after example ``i``."""
     stats = agg.shape[0]
     item = np.zeros(stats if use_adwin else 0, dtype=np.int64)
     cm0 = _ROWS + C
@@ -272,6 +272,7 @@ def window_run(t, p, prev, majs, C, agg, majority, use_adwin, tot, var, cnt, fs,
             if agg[_N_SLOT] != n_before:
                 majority[0] = _majority_of(agg, C)
         sizes[i] = agg[_N_SLOT]
+        after[i] = majority[0]
 
 
 @njit(cache=True)
@@ -280,3 +281,102 @@ def fade_run(values, alpha, start):
     for i in range(values.shape[0]):
         out = values[i] + alpha * out
     return out
+
+
+@njit(cache=True)
+def sliding_run(t, p, prev, majs, C, agg, majority, ring, ring_state, width, sizes, after):
+    """Score each example into a sliding window's counts (the last ``width`` examples).
+
+    ``ring`` holds the window's examples as ``(t, p, maj_ok, per_ok)`` rows, the oldest at
+    ``ring_state[0]``, ``ring_state[1]`` of them; when it is full, the oldest leaves before
+    the example comes in and the majority is recounted over the classes (ties to the smallest
+    code), as ``windows.Window._remove`` did; then the example is added as in
+    :func:`window_run`. ``sizes[i]``/``after[i]``: the window's size and majority after
+    example ``i``."""
+    cm0 = _ROWS + C
+    cap = ring.shape[0]
+    for i in range(t.shape[0]):
+        ti, pi = t[i], p[i]
+        m = majority[0] if majs[i] == NO_MAJORITY else majs[i]
+        maj_ok = 1 if m == ti else 0
+        per_ok = 1 if prev[i] == ti else 0
+        head, count = ring_state[0], ring_state[1]
+        if count == width:
+            ot, op = ring[head, 0], ring[head, 1]
+            agg[cm0 + ot * (C + 1) + op + 1] -= 1
+            agg[_ROWS + ot] -= 1
+            agg[_MAJ_SLOT] -= ring[head, 2]
+            agg[_PER_SLOT] -= ring[head, 3]
+            agg[_N_SLOT] -= 1
+            majority[0] = _majority_of(agg, C)
+            head += 1
+            if head == cap:
+                head = 0
+            count -= 1
+        end = head + count
+        if end >= cap:
+            end -= cap
+        ring[end, 0] = ti
+        ring[end, 1] = pi
+        ring[end, 2] = maj_ok
+        ring[end, 3] = per_ok
+        ring_state[0] = head
+        ring_state[1] = count + 1
+        agg[cm0 + ti * (C + 1) + pi + 1] += 1
+        agg[_ROWS + ti] += 1
+        agg[_MAJ_SLOT] += maj_ok
+        agg[_PER_SLOT] += per_ok
+        agg[_N_SLOT] += 1
+        rt = agg[_ROWS + ti]
+        mj = majority[0]
+        if mj < 0 or rt > agg[_ROWS + mj] or (rt == agg[_ROWS + mj] and ti < mj):
+            majority[0] = ti
+        sizes[i] = agg[_N_SLOT]
+        after[i] = majority[0]
+
+
+@njit(cache=True)
+def fading_run(t, p, prev, majs, C, agg, order, majority, fs, alpha, rescale_below, sizes,
+               after):
+    """Score each example into a fading window's stored counts, as ``windows.FadingWindow``'s
+    example-by-example update did, operation for operation (so every float is the same).
+
+    ``agg`` holds the counts divided by the scale ``fs[0]`` (``alpha`` to the number of
+    examples, reset to 1 when it falls below ``rescale_below``, the counts multiplied by it);
+    ``order[slot]`` numbers the slots in the order they were first touched (0: never;
+    ``order[0]``, the slot of ``n``, which is always touched, holds the last number given), so
+    that the counts read out in the order a dict filled the same way would have them. ``sizes[i]``/``after[i]``: the
+    window's size (``n`` times the scale) and majority after example ``i``."""
+    cm0 = _ROWS + C
+    stats = agg.shape[0]
+    for i in range(t.shape[0]):
+        ti, pi = t[i], p[i]
+        m = majority[0] if majs[i] == NO_MAJORITY else majs[i]
+        maj_ok = 1 if m == ti else 0
+        per_ok = 1 if prev[i] == ti else 0
+        fs[0] *= alpha
+        if fs[0] < rescale_below:
+            s = fs[0]
+            for j in range(stats):
+                agg[j] = agg[j] * s
+            fs[0] = 1.0
+        inc = 1.0 / fs[0]
+        slot = cm0 + ti * (C + 1) + pi + 1
+        if order[slot] == 0:
+            order[0] += 1
+            order[slot] = order[0]
+        row = _ROWS + ti
+        if order[row] == 0:
+            order[0] += 1
+            order[row] = order[0]
+        agg[slot] = agg[slot] + inc
+        agg[row] = agg[row] + inc
+        rt = agg[row]
+        agg[_MAJ_SLOT] += maj_ok * inc
+        agg[_PER_SLOT] += per_ok * inc
+        agg[_N_SLOT] += inc
+        mj = majority[0]
+        if mj < 0 or rt > agg[_ROWS + mj] or (rt == agg[_ROWS + mj] and ti < mj):
+            majority[0] = ti
+        sizes[i] = agg[_N_SLOT] * fs[0]
+        after[i] = majority[0]
