@@ -163,33 +163,26 @@ class _LearnerState:
 
 class _Labels:
     """A run of labels of a delayed stream not scored yet (:meth:`FoldEvaluator._score_delayed`):
-    each one's true class, persistent baseline, whether the fold scores it, every learner's
-    prediction and majority baseline at its arrival, and the position it was labelled at;
-    ``waiting`` maps the key of each example that arrived during the run to how many of the
-    run's labels were scored before it."""
+    for each, ``(y, prev, scored, preds, majs, at)``: its true class, persistent baseline,
+    whether the fold scores it, every learner's prediction and majority baseline at its arrival,
+    and the position it was labelled at. ``scored`` counts the scored ones; ``waiting`` maps the
+    key of each example that arrived during the run to how many of them came before it."""
 
     def __init__(self) -> None:
-        self.y: list[int] = []
-        self.prev: list[int] = []
-        self.flags: list[bool] = []
-        self.preds: list[tuple[int, ...]] = []
-        self.majs: list[tuple[int, ...]] = []
-        self.at: list[int] = []
+        self.items: list[tuple] = []
         self.scored = 0
         self.waiting: dict[Hashable, int] = {}
 
     def add(self, y: int, prev: int, scored: bool, preds: tuple[int, ...], majs: tuple[int, ...],
             at: int) -> None:
-        self.y.append(y)
-        self.prev.append(prev)
-        self.flags.append(scored)
-        self.preds.append(preds)
-        self.majs.append(majs)
-        self.at.append(at)
-        self.scored += bool(scored)
+        self.items.append((y, prev, scored, preds, majs, at))
+        if scored:
+            self.scored += 1
 
     def clear(self) -> None:
-        self.__init__()  # type: ignore[misc]
+        self.items = []
+        self.scored = 0
+        self.waiting = {}
 
 
 class FoldEvaluator:
@@ -296,6 +289,8 @@ class FoldEvaluator:
         reports: list[FoldReport] = []
         held = self._held
         run = _Labels()
+        pred_rows = list(zip(*preds))  # every learner's prediction at each arrival
+        majs_now = None  # the windows' majorities, while no label of the run is scored
         j = 0  # index of the arrival among this batch's arrivals
         for event in first.events:
             kind = event[0]
@@ -305,8 +300,10 @@ class FoldEvaluator:
                     majs = None
                     run.waiting[event[1]] = run.scored
                 else:
-                    majs = tuple(state.window.majority() for state in states)
-                held[event[1]] = (event[2], event[3], scored[j], tuple(p[j] for p in preds), majs)
+                    if majs_now is None:
+                        majs_now = tuple(state.window.majority() for state in states)
+                    majs = majs_now
+                held[event[1]] = (event[2], event[3], scored[j], pred_rows[j], majs)
                 j += 1
             elif kind == EXPIRE:
                 if held.pop(event[1], None) is not None:
@@ -314,6 +311,7 @@ class FoldEvaluator:
             else:
                 if held[event[1]][4] is None:  # arrived during the run
                     self._score_run(run)
+                    majs_now = None
                 position, prev, score, ps, majs = held.pop(event[1])
                 delay = self.position - position
                 self._labelled += 1
@@ -323,6 +321,7 @@ class FoldEvaluator:
                 run.add(event[3], prev, score, ps, majs, self.position)
                 if self._labelled % every == 0:
                     self._score_run(run)
+                    majs_now = None
                     reports.append(self._snapshot(final=False))
         self._score_run(run)
         if first.final:
@@ -338,28 +337,29 @@ class FoldEvaluator:
     def _score_run(self, run: _Labels) -> None:
         """Score a run of labelled examples (:meth:`_score_delayed`), then give the arrivals
         that waited on it their majorities; the run is emptied."""
-        if not run.y:
+        if not run.items:
             return
-        self._n_classes = max(self._n_classes, max(run.y) + 1)
-        flags = np.asarray(run.flags, dtype=np.bool_)
+        ys, prevs, flags, preds, majs, where = zip(*run.items)
+        self._n_classes = max(self._n_classes, max(ys) + 1)
         if self.plan.losses:
-            self._scored_since.extend(run.flags)
+            self._scored_since.extend(flags)
         if run.scored:
-            at = np.flatnonzero(flags)
-            y = np.asarray(run.y, dtype=np.int64)[at]
-            prev = np.asarray(run.prev, dtype=np.int64)[at]
-            preds = np.asarray(run.preds, dtype=np.int64)[at]
-            majs = np.asarray(run.majs, dtype=np.int64)[at]
-            where = np.asarray(run.at, dtype=np.int64)[at]
-            after = self._score_examples(y, prev, {name: preds[:, i] for i, name in
-                                                   enumerate(self._learners)},
-                                         {name: majs[:, i] for i, name in
-                                          enumerate(self._learners)}, where)
-            held = self._held
-            for key, k in run.waiting.items():
-                entry = held.get(key)
-                if entry is not None and entry[4] is None:
-                    held[key] = entry[:4] + (tuple(int(a[k - 1]) for a in after.values()),)
+            at = np.flatnonzero(np.asarray(flags, dtype=np.bool_))
+            names = list(self._learners)
+            preds_a = np.asarray(preds, dtype=np.int64)[at]
+            majs_a = np.asarray(majs, dtype=np.int64)[at]
+            after = self._score_examples(
+                np.asarray(ys, dtype=np.int64)[at], np.asarray(prevs, dtype=np.int64)[at],
+                {name: preds_a[:, i] for i, name in enumerate(names)},
+                {name: majs_a[:, i] for i, name in enumerate(names)},
+                np.asarray(where, dtype=np.int64)[at])
+            if run.waiting:
+                rows = list(zip(*(a.tolist() for a in after.values())))
+                held = self._held
+                for key, k in run.waiting.items():
+                    entry = held.get(key)
+                    if entry is not None and entry[4] is None:
+                        held[key] = entry[:4] + (rows[k - 1],)
         run.clear()
 
     def _score(self, batches: dict[str, PredictionBatch]) -> list[FoldReport]:
