@@ -12,14 +12,13 @@ confidence sequences (docs/method.md §12; why there, not here: :mod:`.aggregato
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, Hashable
 
 import numpy as np
 
-from foldstream.operators import measures, normalization
+from foldstream.operators import detectors, measures, normalization
 from foldstream.operators.detectors import Adwin, PageHinkley, fade
 from foldstream.operators.delay import ARRIVAL, EXPIRE, DelayPredictionBatch
 from foldstream.operators.records import DelayCounts, FoldLosses, FoldReport, PredictionBatch, \
@@ -108,47 +107,67 @@ class _PairCounts:
 
     Cumulative: every example; fading: faded like the window; sliding and ADWIN: the last
     ``min(size_A, size_B)`` examples, the ones both learners' windows hold (ADWIN windows are
-    suffixes of the scored examples), at most ``cap`` of them.
+    suffixes of the scored examples), at most ``cap`` of them, whose codes a ring keeps (grown
+    as it fills). A segment of codes at a time, in one compiled loop
+    (:func:`~foldstream.operators.kernels.pairs_run`).
     """
+
+    _FIRST_RING = 64
 
     def __init__(self, kind: str, alpha: float, cap: int):
         self.kind = kind
         self.alpha = alpha
         self.cap = cap
-        self.a = 0.0
-        self.b = 0.0
-        self._recent: deque[int] | None = deque() if kind in ("sliding", "adwin") else None
+        self._ab = np.zeros(2)
+        self._ring = np.zeros(min(cap + 1, self._FIRST_RING) if kind in ("sliding", "adwin")
+                              else 0, dtype=np.int8)
+        self._ring_state = np.zeros(2, dtype=np.int64)  # the oldest code, the number of codes
+
+    def __setstate__(self, state: dict) -> None:
+        if "_recent" in state:  # pickled before the counts were arrays: read it into them
+            recent = state.pop("_recent")
+            counts = _PairCounts(state["kind"], state["alpha"], state["cap"])
+            counts._ab[:] = (state.pop("a"), state.pop("b"))
+            if recent is not None:
+                counts._ring = np.zeros(max(len(recent) + 1, counts._ring.shape[0]), np.int8)
+                counts._ring[:len(recent)] = list(recent)
+                counts._ring_state[1] = len(recent)
+            state = dict(counts.__dict__)
+        self.__dict__.update(state)
+
+    @property
+    def a(self) -> float:
+        return float(self._ab[0])
+
+    @property
+    def b(self) -> float:
+        return float(self._ab[1])
 
     def update(self, code: int, shared: float) -> None:
         """``code``: 1 for A wrong and B right, 2 for the opposite, 0 otherwise."""
-        if self.kind == "fading":
-            self.a *= self.alpha
-            self.b *= self.alpha
-        if code == 1:
-            self.a += 1
-        elif code == 2:
-            self.b += 1
-        recent = self._recent
-        if recent is not None:
-            recent.append(code)
-            keep = min(shared, self.cap)
-            while len(recent) > keep:
-                old = recent.popleft()
-                if old == 1:
-                    self.a -= 1
-                elif old == 2:
-                    self.b -= 1
+        self.update_many(np.array([code]), np.array([shared], dtype=np.int64))
 
     def update_many(self, codes: np.ndarray, shared: np.ndarray | None) -> None:
         """:meth:`update` for each code in turn (``shared``: each one's shared window size)."""
         if self.kind == "cumulative":  # integer-valued sums: the same in one step
-            self.a += int(np.count_nonzero(codes == 1))
-            self.b += int(np.count_nonzero(codes == 2))
+            self._ab[0] += int(np.count_nonzero(codes == 1))
+            self._ab[1] += int(np.count_nonzero(codes == 2))
             return
-        update = self.update
-        for code, size in zip(codes.tolist(), [0] * len(codes) if shared is None
-                              else shared.tolist()):
-            update(code, size)
+        n = len(codes)
+        if not n:
+            return
+        ring, (head, count) = self._ring, self._ring_state.tolist()
+        need = min(self.cap + 1, count + n)
+        if ring.shape[0] and need > ring.shape[0]:  # grown, its codes from the oldest on
+            grown = np.zeros(min(self.cap + 1, max(need, 2 * ring.shape[0])), dtype=np.int8)
+            grown[:count] = np.roll(ring, -head)[:count]
+            self._ring = ring = grown
+            self._ring_state[:] = (0, count)
+        detectors._kernels().pairs_run(
+            np.asarray(codes, dtype=np.int64),
+            np.zeros(n, dtype=np.int64) if shared is None else np.asarray(shared, np.int64),
+            self.kind == "fading", float(self.alpha), int(self.cap), self._ab, ring,
+            self._ring_state)
 
 
 @dataclass

@@ -380,3 +380,43 @@ def fading_run(t, p, prev, majs, C, agg, order, majority, fs, alpha, rescale_bel
             majority[0] = ti
         sizes[i] = agg[_N_SLOT] * fs[0]
         after[i] = majority[0]
+
+
+@njit(cache=True)
+def pairs_run(codes, shared, fading, alpha, cap, ab, ring, ring_state):
+    """McNemar's counts of a pair (``evaluator._PairCounts.update`` for each code in turn).
+
+    ``ab`` holds ``a`` and ``b``; ``fading``: both are multiplied by ``alpha`` before each
+    code. With a ``ring`` (sliding and ADWIN windows) the codes of the shared window are kept,
+    the oldest at ``ring_state[0]``, ``ring_state[1]`` of them, and after each code the oldest
+    leave until at most ``min(shared[i], cap)`` remain."""
+    size = ring.shape[0]
+    for i in range(codes.shape[0]):
+        code = codes[i]
+        if fading:
+            ab[0] *= alpha
+            ab[1] *= alpha
+        if code == 1:
+            ab[0] += 1
+        elif code == 2:
+            ab[1] += 1
+        if size:
+            head, count = ring_state[0], ring_state[1]
+            end = head + count
+            if end >= size:
+                end -= size
+            ring[end] = code
+            count += 1
+            keep = min(shared[i], cap)
+            while count > keep:
+                old = ring[head]
+                if old == 1:
+                    ab[0] -= 1
+                elif old == 2:
+                    ab[1] -= 1
+                head += 1
+                if head == size:
+                    head = 0
+                count -= 1
+            ring_state[0] = head
+            ring_state[1] = count

@@ -225,3 +225,63 @@ def test_the_new_windows_pickle_and_go_on_as_before(make):
         window.update_many(t[2_000:], p[2_000:], prev[2_000:], majs[2_000:])
     assert list(w.counts().cm.items()) == list(v.counts().cm.items())
     assert w.counts() == v.counts() and w.size == v.size and w.majority() == v.majority()
+
+
+# -------------------------------------------------------- McNemar's counts of a pair's window
+class OldPairCounts:
+    """``evaluator._PairCounts`` before it was batched: one code at a time, a deque."""
+
+    def __init__(self, kind: str, alpha: float, cap: int):
+        self.kind, self.alpha, self.cap = kind, alpha, cap
+        self.a = 0.0
+        self.b = 0.0
+        self._recent = deque() if kind in ("sliding", "adwin") else None
+
+    def update(self, code: int, shared: float) -> None:
+        if self.kind == "fading":
+            self.a *= self.alpha
+            self.b *= self.alpha
+        if code == 1:
+            self.a += 1
+        elif code == 2:
+            self.b += 1
+        recent = self._recent
+        if recent is not None:
+            recent.append(code)
+            keep = min(shared, self.cap)
+            while len(recent) > keep:
+                old = recent.popleft()
+                if old == 1:
+                    self.a -= 1
+                elif old == 2:
+                    self.b -= 1
+
+
+@pytest.mark.parametrize("kind, alpha, cap", [("sliding", 1.0, 65_536), ("adwin", 1.0, 300),
+                                              ("fading", 0.99, 65_536), ("fading", 0.3, 10),
+                                              ("cumulative", 1.0, 65_536)])
+def test_the_pair_counts_count_as_before(kind, alpha, cap):
+    """Shared windows that grow, hold and collapse (an ADWIN detection), codes in segments;
+    an old pickled state reads in halfway and goes on alike."""
+    from foldstream.operators.evaluator import _PairCounts
+
+    rng = np.random.default_rng(7)
+    n = 20_000
+    codes = rng.choice(3, size=n, p=[0.6, 0.25, 0.15])
+    shared = np.minimum(np.arange(1, n + 1), 700)
+    for at in (3_000, 9_000, 15_000):  # collapses, then growth again
+        shared[at:] = np.minimum(np.arange(1, n - at + 1), rng.integers(50, 900))
+    new, old = _PairCounts(kind, alpha, cap), OldPairCounts(kind, alpha, cap)
+    i = 0
+    while i < n:
+        j = min(n, i + int(rng.choice([1, 5, 64, 500, 2_000])))
+        new.update_many(codes[i:j], shared[i:j])
+        for k in range(i, j):
+            old.update(int(codes[k]), int(shared[k]))
+        assert (new.a, new.b) == (old.a, old.b)
+        if i < n // 2 <= j:
+            new = _PairCounts.__new__(_PairCounts)
+            new.__setstate__(copy.deepcopy(old.__dict__))
+            new = pickle.loads(pickle.dumps(new))
+        i = j
+    assert new._ring.shape[0] <= min(cap + 1, 901)  # the ring holds the shared window only
