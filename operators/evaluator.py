@@ -157,7 +157,9 @@ class _PairCounts:
         if not n:
             return
         ring, (head, count) = self._ring, self._ring_state.tolist()
-        need = min(self.cap + 1, count + n)
+        # before each code comes in, at most max(count, the shared sizes so far) are kept
+        need = min(self.cap, count + n, max(count, int(shared.max()) if shared is not None
+                                            else 0)) + 1
         if ring.shape[0] and need > ring.shape[0]:  # grown, its codes from the oldest on
             grown = np.zeros(min(self.cap + 1, max(need, 2 * ring.shape[0])), dtype=np.int8)
             grown[:count] = np.roll(ring, -head)[:count]
