@@ -224,6 +224,23 @@ def _majority_of(agg, C):
 
 
 @njit(cache=True)
+def _baselines(ti, prev_i, maj_i, majority):
+    """Whether the majority baseline (the window's before the example, or ``maj_i`` when it
+    was made earlier) and the persistent one (``prev_i``) get true class ``ti`` right."""
+    m = majority[0] if maj_i == NO_MAJORITY else maj_i
+    return (1 if m == ti else 0), (1 if prev_i == ti else 0)
+
+
+@njit(cache=True)
+def _majority_added(agg, majority, ti, rt):
+    """The majority after class ``ti``'s row grew to ``rt``: ``ti`` if it is now the most
+    frequent, ties to the smallest code (only that row grew, so no other class can win)."""
+    mj = majority[0]
+    if mj < 0 or rt > agg[_ROWS + mj] or (rt == agg[_ROWS + mj] and ti < mj):
+        majority[0] = ti
+
+
+@njit(cache=True)
 def window_run(t, p, prev, majs, C, agg, majority, use_adwin, tot, var, cnt, fs, ints, delta,
                clock, max_buckets, mwl, grace, mir, sizes, drifts, after):
     """Score each example into a window's counts (``windows.Window.update`` example by example).
@@ -242,9 +259,7 @@ def window_run(t, p, prev, majs, C, agg, majority, use_adwin, tot, var, cnt, fs,
             agg[:] = 0
             majority[0] = -1
         ti, pi = t[i], p[i]
-        m = majority[0] if majs[i] == NO_MAJORITY else majs[i]
-        maj_ok = 1 if m == ti else 0
-        per_ok = 1 if prev[i] == ti else 0
+        maj_ok, per_ok = _baselines(ti, prev[i], majs[i], majority)
         slot = cm0 + ti * (C + 1) + pi + 1
         agg[_N_SLOT] += 1
         agg[_MAJ_SLOT] += maj_ok
@@ -252,9 +267,7 @@ def window_run(t, p, prev, majs, C, agg, majority, use_adwin, tot, var, cnt, fs,
         agg[_ROWS + ti] += 1
         agg[slot] += 1
         rt = agg[_ROWS + ti]
-        mj = majority[0]
-        if mj < 0 or rt > agg[_ROWS + mj] or (rt == agg[_ROWS + mj] and ti < mj):
-            majority[0] = ti
+        _majority_added(agg, majority, ti, rt)
         if use_adwin:
             item[_N_SLOT] = 1
             item[_MAJ_SLOT] = maj_ok
@@ -297,9 +310,7 @@ def sliding_run(t, p, prev, majs, C, agg, majority, ring, ring_state, width, siz
     cap = ring.shape[0]
     for i in range(t.shape[0]):
         ti, pi = t[i], p[i]
-        m = majority[0] if majs[i] == NO_MAJORITY else majs[i]
-        maj_ok = 1 if m == ti else 0
-        per_ok = 1 if prev[i] == ti else 0
+        maj_ok, per_ok = _baselines(ti, prev[i], majs[i], majority)
         head, count = ring_state[0], ring_state[1]
         if count == width:
             ot, op = ring[head, 0], ring[head, 1]
@@ -328,9 +339,7 @@ def sliding_run(t, p, prev, majs, C, agg, majority, ring, ring_state, width, siz
         agg[_PER_SLOT] += per_ok
         agg[_N_SLOT] += 1
         rt = agg[_ROWS + ti]
-        mj = majority[0]
-        if mj < 0 or rt > agg[_ROWS + mj] or (rt == agg[_ROWS + mj] and ti < mj):
-            majority[0] = ti
+        _majority_added(agg, majority, ti, rt)
         sizes[i] = agg[_N_SLOT]
         after[i] = majority[0]
 
@@ -351,9 +360,7 @@ def fading_run(t, p, prev, majs, C, agg, order, majority, fs, alpha, rescale_bel
     stats = agg.shape[0]
     for i in range(t.shape[0]):
         ti, pi = t[i], p[i]
-        m = majority[0] if majs[i] == NO_MAJORITY else majs[i]
-        maj_ok = 1 if m == ti else 0
-        per_ok = 1 if prev[i] == ti else 0
+        maj_ok, per_ok = _baselines(ti, prev[i], majs[i], majority)
         fs[0] *= alpha
         if fs[0] < rescale_below:
             s = fs[0]
@@ -375,9 +382,7 @@ def fading_run(t, p, prev, majs, C, agg, order, majority, fs, alpha, rescale_bel
         agg[_MAJ_SLOT] += maj_ok * inc
         agg[_PER_SLOT] += per_ok * inc
         agg[_N_SLOT] += inc
-        mj = majority[0]
-        if mj < 0 or rt > agg[_ROWS + mj] or (rt == agg[_ROWS + mj] and ti < mj):
-            majority[0] = ti
+        _majority_added(agg, majority, ti, rt)
         sizes[i] = agg[_N_SLOT] * fs[0]
         after[i] = majority[0]
 
