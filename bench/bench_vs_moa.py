@@ -19,7 +19,9 @@ Two measurements:
   off and on. foldstream by the job clock (the summary's ``wall_time_s``: reading the rows
   included); MOA by the evaluation CPU time it reports. The first foldstream run of the process
   also loads the compiled kernels from numba's cache (reported apart as "cold"); the others
-  alternate with MOA's runs, ``--repeat`` times, and the best of each counts.
+  alternate with MOA's runs, ``--repeat`` times, and the best of each counts. Also the
+  sliding (size 1000) and fading windows, delayed labels (``evaluation.delay.examples=500``)
+  and three learners (McNemar's pair counts); ``--only`` picks runs by name.
 
 MOA's jar is the one :func:`foldstream.operators.moa.ensure_moa_jar` fetches (the same module
 the learners use)::
@@ -174,6 +176,14 @@ NOCHANGE_RUNS.update({  # the other windows, and delayed labels (the delayed pat
     "adwin, delay 500, alarms on": [*NOCHANGE_RUNS["adwin, alarms on"],
                                     "evaluation.delay={examples: 500}"],
 })
+_THREE = ("learners=[{name: nc, model: river.dummy.NoChangeClassifier}, "
+          "{name: prior, model: river.dummy.PriorClassifier}, "
+          "{name: nc2, model: river.dummy.NoChangeClassifier}]")
+NOCHANGE_RUNS.update({  # McNemar's pair counts: three learners, three pairs (no live verdicts)
+    f"{name}, three learners": [_THREE, *overrides[1:], "evaluation.verdicts.enabled=false"]
+    for name, overrides in
+    [("sliding 1000, alarms off", NOCHANGE_RUNS["sliding 1000, alarms off"]),
+     ("adwin, alarms on", NOCHANGE_RUNS["adwin, alarms on"])]})
 
 
 def foldstream_job_clock(overrides: list[str], folds: int) -> tuple[float, float]:
