@@ -243,7 +243,7 @@ def _majority_added(agg, majority, ti, rt):
 @njit(cache=True)
 def window_run(t, p, prev, majs, C, agg, majority, use_adwin, tot, var, cnt, fs, ints, delta,
                clock, max_buckets, mwl, grace, mir, sizes, drifts, after):
-    """Score each example into a window's counts (``windows.Window.update`` example by example).
+    """Score each example into a cumulative or ADWIN window's counts, one after the other.
 
     The majority baseline's prediction is the window's before the example (``majority[0]``,
     ties to the smallest code); with ``use_adwin`` the window is ADWIN's over the 0/1 loss,
@@ -303,8 +303,7 @@ def sliding_run(t, p, prev, majs, C, agg, majority, ring, ring_state, width, siz
     ``ring`` holds the window's examples as ``(t, p, maj_ok, per_ok)`` rows, the oldest at
     ``ring_state[0]``, ``ring_state[1]`` of them; when it is full, the oldest leaves before
     the example comes in and the majority is recounted over the classes (ties to the smallest
-    code), as ``windows.Window._remove`` did; then the example is added as in
-    :func:`window_run`. ``sizes[i]``/``after[i]``: the window's size and majority after
+    code); then the example is added as in :func:`window_run`. ``sizes[i]``/``after[i]``: the window's size and majority after
     example ``i``."""
     cm0 = _ROWS + C
     cap = ring.shape[0]
