@@ -188,8 +188,8 @@ class CumulativeWindow(Window):
 class SlidingWindow(CumulativeWindow):
     """The last ``size`` scored examples.
 
-    The examples it holds sit in a ring of ``(t, p, maj_ok, per_ok)`` rows (grown as it fills,
-    up to ``size``); the oldest leaves before a new one comes in once it is full, and the
+    The examples it holds sit in a ring, each ``(t, p, maj_ok, per_ok)`` packed in one integer
+    (grown as it fills, up to ``size``); the oldest leaves before a new one comes in once it is full, and the
     majority baseline is then recounted over the classes. One compiled loop per segment
     (:func:`~foldstream.operators.kernels.sliding_run`).
 
@@ -206,7 +206,7 @@ class SlidingWindow(CumulativeWindow):
     def __init__(self, size: int):
         super().__init__()
         self.width = check_size(size)
-        self._ring = np.zeros((min(self.width, self._FIRST_RING), 4), dtype=np.int64)
+        self._ring = np.zeros(min(self.width, self._FIRST_RING), dtype=np.int64)
         self._ring_state = np.zeros(2, dtype=np.int64)  # the oldest row, the number of rows
 
     def __setstate__(self, state: dict) -> None:
@@ -221,7 +221,7 @@ class SlidingWindow(CumulativeWindow):
         cap = self._ring.shape[0]
         need = min(self.width, count + n)
         if need > cap:  # not full yet, so its rows run from 0: grow it at the end
-            grown = np.zeros((min(self.width, max(need, 2 * cap)), 4), dtype=np.int64)
+            grown = np.zeros(min(self.width, max(need, 2 * cap)), dtype=np.int64)
             grown[:count] = self._ring[:count]
             self._ring = grown
         sizes = np.zeros(n, dtype=np.int64)
@@ -238,8 +238,9 @@ def _sliding_from_dicts(state: dict) -> dict:
     buffer = list(state["_buffer"])
     if buffer:
         window._grow(max(max(t, p) for t, p, _, _ in buffer) + 1)
-        window._ring = np.zeros((max(len(buffer), window._ring.shape[0]), 4), dtype=np.int64)
-        window._ring[:len(buffer)] = buffer
+        window._ring = np.zeros(max(len(buffer), window._ring.shape[0]), dtype=np.int64)
+        pack = detectors._kernels()._pack
+        window._ring[:len(buffer)] = [pack(*example) for example in buffer]
     window._ring_state[:] = (0, len(buffer))
     agg, classes = window._agg, window._classes
     for (t, p), c in state["_cm"].items():
