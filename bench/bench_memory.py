@@ -1,6 +1,6 @@
 """Memory of a long run: RSS at 100k and at 1M generated examples must stay flat.
 
-    .venv/bin/python bench/bench_memory.py [--limit 1000000]
+    .venv/bin/python bench/bench_memory.py [--limit 1000000] [--set KEY=VALUE ...]
 
 SEA examples, 10-fold bootstrap, ADWIN windows, two learners that hold no growing state
 (no-change and prior), so what grows, if anything, is the evaluation: windows, baselines,
@@ -26,12 +26,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--limit", type=int, default=1_000_000)
     parser.add_argument("--generator", default="river.datasets.synth.SEA")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="more overrides, after these (e.g. another window, a delay)")
     args = parser.parse_args()
     config = load_config(None, [
         f"source={{kind: generator, model: {args.generator}, limit: {args.limit}, seed: 1}}",
         "learners=[{name: nochange, model: river.dummy.NoChangeClassifier}, "
         "{name: prior, model: river.dummy.PriorClassifier}]",
-        "evaluation.window={kind: adwin, delta: 0.002}", "evaluation.folds=10",
+        "evaluation.window={kind: adwin, delta: 0.002}", "evaluation.folds=10", *args.set,
     ])
     marks = {100_000: None, args.limit // 2: None, args.limit: None}
     started = time.perf_counter()

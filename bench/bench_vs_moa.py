@@ -19,7 +19,9 @@ Two measurements:
   off and on. foldstream by the job clock (the summary's ``wall_time_s``: reading the rows
   included); MOA by the evaluation CPU time it reports. The first foldstream run of the process
   also loads the compiled kernels from numba's cache (reported apart as "cold"); the others
-  alternate with MOA's runs, ``--repeat`` times, and the best of each counts.
+  alternate with MOA's runs, ``--repeat`` times, and the best of each counts. Also the
+  sliding (size 1000) and fading windows, delayed labels (``evaluation.delay.examples=500``)
+  and three learners (McNemar's pair counts); ``--only`` picks runs by name.
 
 MOA's jar is the one :func:`foldstream.operators.moa.ensure_moa_jar` fetches (the same module
 the learners use)::
@@ -165,6 +167,23 @@ NOCHANGE_RUNS = {  # name: the overrides of `foldstream run`
         *(["evaluation.alarms.page_hinkley=null", "evaluation.alarms.adwin=false"]
           if alarms == "off" else [])]
     for window in ("cumulative", "adwin") for alarms in ("off", "on")}
+_NC, _OFF = NOCHANGE_RUNS["cumulative, alarms off"][0], NOCHANGE_RUNS["cumulative, alarms off"][2:]
+NOCHANGE_RUNS.update({  # the other windows, and delayed labels (the delayed path, docs/method.md §13)
+    "sliding 1000, alarms off": [_NC, "evaluation.window={kind: sliding, size: 1000}", *_OFF],
+    "fading, alarms off": [_NC, "evaluation.window={kind: fading}", *_OFF],
+    "cumulative, delay 500, alarms off": [*NOCHANGE_RUNS["cumulative, alarms off"],
+                                          "evaluation.delay={examples: 500}"],
+    "adwin, delay 500, alarms on": [*NOCHANGE_RUNS["adwin, alarms on"],
+                                    "evaluation.delay={examples: 500}"],
+})
+_THREE = ("learners=[{name: nc, model: river.dummy.NoChangeClassifier}, "
+          "{name: prior, model: river.dummy.PriorClassifier}, "
+          "{name: nc2, model: river.dummy.NoChangeClassifier}]")
+NOCHANGE_RUNS.update({  # McNemar's pair counts: three learners, three pairs (no live verdicts)
+    f"{name}, three learners": [_THREE, *overrides[1:], "evaluation.verdicts.enabled=false"]
+    for name, overrides in
+    [("sliding 1000, alarms off", NOCHANGE_RUNS["sliding 1000, alarms off"]),
+     ("adwin, alarms on", NOCHANGE_RUNS["adwin, alarms on"])]})
 
 
 def foldstream_job_clock(overrides: list[str], folds: int) -> tuple[float, float]:
@@ -187,17 +206,19 @@ def foldstream_job_clock(overrides: list[str], folds: int) -> tuple[float, float
     return float(summary["wall_time_s"]), cpu
 
 
-def nochange(arff: Path, folds: int, repeat: int) -> None:
+def nochange(arff: Path, folds: int, repeat: int, only: str | None = None) -> None:
     """MOA's NoChange task against foldstream's evaluation path (see the module docstring)."""
     n = len(elec_rows()[1])
     cold, cold_cpu = foldstream_job_clock(NOCHANGE_RUNS["cumulative, alarms off"], folds)
     moa_best = float("inf")
-    best = {name: [float("inf"), float("inf")] for name in NOCHANGE_RUNS}
+    runs = {name: o for name, o in NOCHANGE_RUNS.items() 
+            if only is None or any(part in name for part in only.split("|"))}
+    best = {name: [float("inf"), float("inf")] for name in runs}
     for round_ in range(repeat):
         moa_cpu = moa_cv(arff, "functions.NoChange", folds)[0]
         moa_best = min(moa_best, moa_cpu)
         line = [f"round {round_ + 1}: MOA {moa_cpu:.3f} s"]
-        for name, overrides in NOCHANGE_RUNS.items():
+        for name, overrides in runs.items():
             wall, cpu = foldstream_job_clock(overrides, folds)
             best[name] = [min(best[name][0], wall), min(best[name][1], cpu)]
             line.append(f"{name} {wall:.3f} s (cpu {cpu:.3f} s)")
@@ -212,6 +233,8 @@ def nochange(arff: Path, folds: int, repeat: int) -> None:
         print(f"| {name} | {wall:.3f} s | {n / wall:,.0f} | {moa_best / wall:.2f} | "
               f"{cpu:.3f} s | {moa_best / cpu:.2f} |")
     for window in ("cumulative", "adwin"):
+        if f"{window}, alarms off" not in best or f"{window}, alarms on" not in best:
+            continue
         (off, off_cpu), (on, on_cpu) = best[f"{window}, alarms off"], best[f"{window}, alarms on"]
         print(f"{window}: alarms on cost {on / off - 1:+.1%} over off by the job clock, "
               f"{on_cpu / off_cpu - 1:+.1%} by CPU")
@@ -227,6 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nochange", action="store_true",
                         help="only the evaluation path: NoChange, windows and alarms")
     parser.add_argument("--repeat", type=int, default=3, help="--nochange: rounds, best counts")
+    parser.add_argument("--only", help="--nochange: only the runs whose name contains one of these "
+                        "(separated by |)")
     args = parser.parse_args(argv)
     if args.memory:
         memory(args.memory, args.learners.split(",")[0])
@@ -240,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
         arff = Path(tmp) / "elec.arff"
         write_arff(arff)
         if args.nochange:
-            nochange(arff, args.folds, args.repeat)
+            nochange(arff, args.folds, args.repeat, args.only)
             return 0
         for learner in args.learners.split(","):
             if not args.skip_paths:

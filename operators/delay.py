@@ -354,20 +354,16 @@ class DelayFanOut:
             for (_, held), row in zip(self._new, rows):
                 held.weights = row
             self._new = []
-        per_fold: list[list[tuple]] = [[] for _ in range(k)]
-        for event in self._events:
-            kind, key, held = event[0], event[1], event[2]
-            if kind == ARRIVAL:
-                for f in range(k):
-                    per_fold[f].append((ARRIVAL, key, held.position, held.x, held.weights[f],
-                                        event[3], held.lags))
-            elif kind == LABEL:
-                for f in range(k):
-                    per_fold[f].append((LABEL, key, held.position, held.x, held.weights[f],
-                                        event[3], held.lags))
-            else:
-                for f in range(k):
-                    per_fold[f].append((EXPIRE, key, held.position))
+        # Each event's fields once, then every fold's tuples in one comprehension (an
+        # expiry's weights are None: it takes none).
+        fields = [(EXPIRE, event[1], event[2].position, None, None, None, None)
+                  if event[0] == EXPIRE else
+                  (event[0], event[1], event[2].position, event[2].x, event[2].weights, event[3],
+                   event[2].lags) for event in self._events]
+        per_fold = [[(kind, key, position, x, weights[f], extra, lags) if weights is not None
+                     else (kind, key, position)
+                     for kind, key, position, x, weights, extra, lags in fields]
+                    for f in range(k)]
         classes = list(self.classes)
         batches = [DelayFoldBatch(self.stream, f, self.seq, per_fold[f], classes, final)
                    for f in range(k)]

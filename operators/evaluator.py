@@ -12,14 +12,13 @@ confidence sequences (docs/method.md §12; why there, not here: :mod:`.aggregato
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, Hashable
 
 import numpy as np
 
-from foldstream.operators import measures, normalization
+from foldstream.operators import detectors, measures, normalization
 from foldstream.operators.detectors import Adwin, PageHinkley, fade
 from foldstream.operators.delay import ARRIVAL, EXPIRE, DelayPredictionBatch
 from foldstream.operators.records import DelayCounts, FoldLosses, FoldReport, PredictionBatch, \
@@ -108,47 +107,69 @@ class _PairCounts:
 
     Cumulative: every example; fading: faded like the window; sliding and ADWIN: the last
     ``min(size_A, size_B)`` examples, the ones both learners' windows hold (ADWIN windows are
-    suffixes of the scored examples), at most ``cap`` of them.
+    suffixes of the scored examples), at most ``cap`` of them, whose codes a ring keeps (grown
+    as it fills). A segment of codes at a time, in one compiled loop
+    (:func:`~foldstream.operators.kernels.pairs_run`).
     """
+
+    _FIRST_RING = 64
 
     def __init__(self, kind: str, alpha: float, cap: int):
         self.kind = kind
         self.alpha = alpha
         self.cap = cap
-        self.a = 0.0
-        self.b = 0.0
-        self._recent: deque[int] | None = deque() if kind in ("sliding", "adwin") else None
+        self._ab = np.zeros(2)
+        self._ring = np.zeros(min(cap + 1, self._FIRST_RING) if kind in ("sliding", "adwin")
+                              else 0, dtype=np.int8)
+        self._ring_state = np.zeros(2, dtype=np.int64)  # the oldest code, the number of codes
+
+    def __setstate__(self, state: dict) -> None:
+        if "_recent" in state:  # pickled before the counts were arrays: read it into them
+            recent = state.pop("_recent")
+            counts = _PairCounts(state["kind"], state["alpha"], state["cap"])
+            counts._ab[:] = (state.pop("a"), state.pop("b"))
+            if recent is not None:
+                counts._ring = np.zeros(max(len(recent) + 1, counts._ring.shape[0]), np.int8)
+                counts._ring[:len(recent)] = list(recent)
+                counts._ring_state[1] = len(recent)
+            state = dict(counts.__dict__)
+        self.__dict__.update(state)
+
+    @property
+    def a(self) -> float:
+        return float(self._ab[0])
+
+    @property
+    def b(self) -> float:
+        return float(self._ab[1])
 
     def update(self, code: int, shared: float) -> None:
         """``code``: 1 for A wrong and B right, 2 for the opposite, 0 otherwise."""
-        if self.kind == "fading":
-            self.a *= self.alpha
-            self.b *= self.alpha
-        if code == 1:
-            self.a += 1
-        elif code == 2:
-            self.b += 1
-        recent = self._recent
-        if recent is not None:
-            recent.append(code)
-            keep = min(shared, self.cap)
-            while len(recent) > keep:
-                old = recent.popleft()
-                if old == 1:
-                    self.a -= 1
-                elif old == 2:
-                    self.b -= 1
+        self.update_many(np.array([code]), np.array([shared], dtype=np.int64))
 
     def update_many(self, codes: np.ndarray, shared: np.ndarray | None) -> None:
         """:meth:`update` for each code in turn (``shared``: each one's shared window size)."""
         if self.kind == "cumulative":  # integer-valued sums: the same in one step
-            self.a += int(np.count_nonzero(codes == 1))
-            self.b += int(np.count_nonzero(codes == 2))
+            self._ab[0] += int(np.count_nonzero(codes == 1))
+            self._ab[1] += int(np.count_nonzero(codes == 2))
             return
-        update = self.update
-        for code, size in zip(codes.tolist(), [0] * len(codes) if shared is None
-                              else shared.tolist()):
-            update(code, size)
+        n = len(codes)
+        if not n:
+            return
+        ring, (head, count) = self._ring, self._ring_state.tolist()
+        # before each code comes in, at most max(count, the shared sizes so far) are kept
+        need = min(self.cap, count + n, max(count, int(shared.max()) if shared is not None
+                                            else 0)) + 1
+        if ring.shape[0] and need > ring.shape[0]:  # grown, its codes from the oldest on
+            grown = np.zeros(min(self.cap + 1, max(need, 2 * ring.shape[0])), dtype=np.int8)
+            grown[:count] = np.roll(ring, -head)[:count]
+            self._ring = ring = grown
+            self._ring_state[:] = (0, count)
+        detectors._kernels().pairs_run(
+            np.asarray(codes, dtype=np.int64),
+            np.zeros(n, dtype=np.int64) if shared is None else np.asarray(shared, np.int64),
+            self.kind == "fading", float(self.alpha), int(self.cap), self._ab, ring,
+            self._ring_state)
 
 
 @dataclass
@@ -159,6 +180,30 @@ class _LearnerState:
     faded_loss: float = 0.0
     wrong: Any = None  # this segment's losses (booleans) and window sizes, for the pairs
     sizes: Any = None
+
+
+class _Labels:
+    """A run of labels of a delayed stream not scored yet (:meth:`FoldEvaluator._score_delayed`):
+    for each, ``(y, prev, scored, preds, majs, at)``: its true class, persistent baseline,
+    whether the fold scores it, every learner's prediction and majority baseline at its arrival,
+    and the position it was labelled at. ``scored`` counts the scored ones; ``waiting`` maps the
+    key of each example that arrived during the run to how many of them came before it."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple] = []
+        self.scored = 0
+        self.waiting: dict[Hashable, int] = {}
+
+    def add(self, y: int, prev: int, scored: bool, preds: tuple[int, ...], majs: tuple[int, ...],
+            at: int) -> None:
+        self.items.append((y, prev, scored, preds, majs, at))
+        if scored:
+            self.scored += 1
+
+    def clear(self) -> None:
+        self.items = []
+        self.scored = 0
+        self.waiting = {}
 
 
 class FoldEvaluator:
@@ -243,7 +288,13 @@ class FoldEvaluator:
     # ---------------------------------------------------------------------------------------
     # Delayed labels (docs/method.md §13)
     def _score_delayed(self, batches: dict[str, DelayPredictionBatch]) -> list[FoldReport]:
-        """Hold the predictions made at each arrival; score them when the label comes."""
+        """Hold the predictions made at each arrival; score them when the label comes.
+
+        The labels are scored a run at a time (:class:`_Labels`), as one segment of arrays,
+        with the result of scoring them one by one: a run ends at a report, at the end of the
+        batch, and before the label of an example that arrived during the run, whose majority
+        baseline is the windows' after the run's labels scored before its arrival (each
+        window's majority after each example, from :meth:`~.windows.Window.update_many`)."""
         self._delayed = True
         first = next(iter(batches.values()))
         self._classes = first.classes
@@ -258,27 +309,42 @@ class FoldEvaluator:
         every = self.plan.report_every
         reports: list[FoldReport] = []
         held = self._held
+        run = _Labels()
+        pred_rows = list(zip(*preds))  # every learner's prediction at each arrival
+        majs_now = None  # the windows' majorities, while no label of the run is scored
         j = 0  # index of the arrival among this batch's arrivals
         for event in first.events:
             kind = event[0]
             if kind == ARRIVAL:
                 self.position += 1
-                held[event[1]] = (event[2], event[3], scored[j], tuple(p[j] for p in preds),
-                                  tuple(state.window.majority() for state in states))
+                if run.scored:  # its majorities: the windows' after the run's labels so far
+                    majs = None
+                    run.waiting[event[1]] = run.scored
+                else:
+                    if majs_now is None:
+                        majs_now = tuple(state.window.majority() for state in states)
+                    majs = majs_now
+                held[event[1]] = (event[2], event[3], scored[j], pred_rows[j], majs)
                 j += 1
             elif kind == EXPIRE:
                 if held.pop(event[1], None) is not None:
                     self._expired += 1
             else:
+                if held[event[1]][4] is None:  # arrived during the run
+                    self._score_run(run)
+                    majs_now = None
                 position, prev, score, ps, majs = held.pop(event[1])
                 delay = self.position - position
                 self._labelled += 1
                 self._delay_sum += delay
                 if delay > self._delay_max:
                     self._delay_max = delay
-                self._score_labelled(event[3], prev, score, ps, majs)
+                run.add(event[3], prev, score, ps, majs, self.position)
                 if self._labelled % every == 0:
+                    self._score_run(run)
+                    majs_now = None
                     reports.append(self._snapshot(final=False))
+        self._score_run(run)
         if first.final:
             now = (self.position, self._labelled)
             if reports and self._reported_state == now:
@@ -289,48 +355,33 @@ class FoldEvaluator:
                 reports.append(self._snapshot(final=True))
         return reports
 
-    def _score_labelled(self, t: int, prev: int, scored: bool, preds: tuple[int, ...],
-                        majs: tuple[int, ...]) -> None:
-        """Score one labelled example for every learner (as :meth:`_score_segment` does)."""
-        if t >= self._n_classes:
-            self._n_classes = t + 1
-        if not scored:
-            if self.plan.losses:
-                self._scored_since.append(False)
+    def _score_run(self, run: _Labels) -> None:
+        """Score a run of labelled examples (:meth:`_score_delayed`), then give the arrivals
+        that waited on it their majorities; the run is emptied."""
+        if not run.items:
             return
-        fading, track_sizes = self.plan.q_fading, self._kind in ("sliding", "adwin")
-        own_adwin = self._kind == "adwin" and self.plan.adwin_alarms
-        at = self.position
-        wrong, sizes = [], []
-        for i, (name, state) in enumerate(self._learners.items()):
-            window = state.window
-            p = preds[i]
-            window.update(t, p, prev, majs[i])
-            loss = t != p
-            wrong.append(loss)
-            state.faded_loss = loss + fading * state.faded_loss
-            if track_sizes:
-                sizes.append(window.size)
-            if own_adwin and window.drift:
-                self._alarms.append((at, name, "adwin"))
-            if state.adwin is not None:
-                state.adwin.update(float(loss))
-                if state.adwin.drift_detected:
-                    self._alarms.append((at, name, "adwin"))
-            if state.page_hinkley is not None:
-                state.page_hinkley.update(float(loss))
-                if state.page_hinkley.drift_detected:
-                    self._alarms.append((at, name, "page_hinkley"))
-            if self.plan.losses:
-                self._losses_since[name].append(loss)
+        ys, prevs, flags, preds, majs, where = zip(*run.items)
+        self._n_classes = max(self._n_classes, max(ys) + 1)
         if self.plan.losses:
-            self._scored_since.append(True)
-        order = self._order
-        for a, b, counts in self._pairs.values():
-            ia, ib = order[a], order[b]
-            wa, wb = wrong[ia], wrong[ib]
-            code = 1 if wa and not wb else 2 if wb and not wa else 0
-            counts.update(code, min(sizes[ia], sizes[ib]) if track_sizes else 0)
+            self._scored_since.extend(flags)
+        if run.scored:
+            at = np.flatnonzero(np.asarray(flags, dtype=np.bool_))
+            names = list(self._learners)
+            preds_a = np.asarray(preds, dtype=np.int64)[at]
+            majs_a = np.asarray(majs, dtype=np.int64)[at]
+            after = self._score_examples(
+                np.asarray(ys, dtype=np.int64)[at], np.asarray(prevs, dtype=np.int64)[at],
+                {name: preds_a[:, i] for i, name in enumerate(names)},
+                {name: majs_a[:, i] for i, name in enumerate(names)},
+                np.asarray(where, dtype=np.int64)[at])
+            if run.waiting:
+                rows = list(zip(*(a.tolist() for a in after.values())))
+                held = self._held
+                for key, k in run.waiting.items():
+                    entry = held.get(key)
+                    if entry is not None and entry[4] is None:
+                        held[key] = entry[:4] + (rows[k - 1],)
+        run.clear()
 
     def _score(self, batches: dict[str, PredictionBatch]) -> list[FoldReport]:
         first = next(iter(batches.values()))
@@ -358,8 +409,7 @@ class FoldEvaluator:
 
     def _score_segment(self, batches: dict[str, PredictionBatch], first: PredictionBatch,
                        i0: int, i1: int) -> None:
-        """Score examples ``i0 .. i1`` of the batches: every learner's window, alarm detectors
-        and faded loss a segment at a time (arrays, compiled loops), then the pairs."""
+        """Score examples ``i0 .. i1`` of the batches (:meth:`_score_examples`)."""
         start = first.start
         if i1 > i0:
             # A batch's class list runs to its end; a report must know only what came before it.
@@ -371,19 +421,38 @@ class FoldEvaluator:
         prev = np.asarray(first.prev_y[i0:i1], dtype=np.int64)
         if not all_scored:
             y, prev = y[at], prev[at]
-        track_sizes = self._kind in ("sliding", "adwin")
-        own_adwin = self._kind == "adwin" and self.plan.adwin_alarms
-        alarms = self._alarms
-        for name, state in self._learners.items():
+        preds = {}
+        for name in self._learners:
             batch = batches[name]
             error = batch.error
             if error is not None and start + i0 < error[0] <= start + i1:
                 # With the report that covers the example where it raised, whatever the batches.
                 self._errors.append((error[0], name, error[1], error[2]))
             y_pred = np.asarray(batch.y_pred[i0:i1], dtype=np.int64)
-            if not all_scored:
-                y_pred = y_pred[at]
-            sizes, drifts = state.window.update_many(y, y_pred, prev)
+            preds[name] = y_pred if all_scored else y_pred[at]
+        self._score_examples(y, prev, preds, None, at + (start + i0 + 1))
+        if self.plan.losses:
+            self._scored_since.extend(first.scored[i0:i1])
+
+    def _score_examples(self, y: np.ndarray, prev: np.ndarray, preds: dict[str, np.ndarray],
+                        majs: dict[str, np.ndarray] | None,
+                        where: np.ndarray) -> dict[str, np.ndarray]:
+        """Score scored examples, in order: every learner's window, alarm detectors and faded
+        loss a segment at a time (arrays, compiled loops), then the pairs.
+
+        ``y``/``prev``: the true classes and the persistent baseline's predictions;
+        ``preds[name]`` each learner's predictions; ``majs[name]`` each learner's majority
+        baseline's predictions made earlier (delayed labels; ``None``: the windows' own);
+        ``where`` the position each example's alarms are reported at. Returns each learner's
+        window majority after each example."""
+        track_sizes = self._kind in ("sliding", "adwin")
+        own_adwin = self._kind == "adwin" and self.plan.adwin_alarms
+        alarms = self._alarms
+        after = {}
+        for name, state in self._learners.items():
+            y_pred = preds[name]
+            sizes, drifts, after[name] = state.window.update_many(
+                y, y_pred, prev, None if majs is None else majs[name])
             wrong = y != y_pred
             loss = wrong.astype(np.float64)
             state.faded_loss = fade(loss, self.plan.q_fading, state.faded_loss)
@@ -397,19 +466,18 @@ class FoldEvaluator:
                 found += [(i, 1, "page_hinkley")
                           for i in np.flatnonzero(state.page_hinkley.update_many(loss)).tolist()]
             if found:
-                where = (at + (start + i0 + 1)).tolist()
-                alarms.extend((where[i], name, kind) for i, _, kind in sorted(found))
+                at = where.tolist()
+                alarms.extend((at[i], name, kind) for i, _, kind in sorted(found))
             state.wrong = wrong
             state.sizes = np.asarray(sizes) if track_sizes else None
             if self.plan.losses:
                 self._losses_since[name].extend(wrong.tolist())
-        if self.plan.losses:
-            self._scored_since.extend(first.scored[i0:i1])
         for a, b, counts in self._pairs.values():
             sa, sb = self._learners[a], self._learners[b]
             wa, wb = sa.wrong, sb.wrong
             codes = np.where(wa & ~wb, 1, np.where(wb & ~wa, 2, 0))
             counts.update_many(codes, np.minimum(sa.sizes, sb.sizes) if track_sizes else None)
+        return after
 
     def _snapshot(self, final: bool) -> FoldReport:
         classes = self._classes[: self._n_classes]

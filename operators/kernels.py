@@ -224,15 +224,32 @@ def _majority_of(agg, C):
 
 
 @njit(cache=True)
+def _baselines(ti, prev_i, maj_i, majority):
+    """Whether the majority baseline (the window's before the example, or ``maj_i`` when it
+    was made earlier) and the persistent one (``prev_i``) get true class ``ti`` right."""
+    m = majority[0] if maj_i == NO_MAJORITY else maj_i
+    return (1 if m == ti else 0), (1 if prev_i == ti else 0)
+
+
+@njit(cache=True)
+def _majority_added(agg, majority, ti, rt):
+    """The majority after class ``ti``'s row grew to ``rt``: ``ti`` if it is now the most
+    frequent, ties to the smallest code (only that row grew, so no other class can win)."""
+    mj = majority[0]
+    if mj < 0 or rt > agg[_ROWS + mj] or (rt == agg[_ROWS + mj] and ti < mj):
+        majority[0] = ti
+
+
+@njit(cache=True)
 def window_run(t, p, prev, majs, C, agg, majority, use_adwin, tot, var, cnt, fs, ints, delta,
-               clock, max_buckets, mwl, grace, mir, sizes, drifts):
-    """Score each example into a window's counts (``windows.Window.update`` example by example).
+               clock, max_buckets, mwl, grace, mir, sizes, drifts, after):
+    """Score each example into a cumulative or ADWIN window's counts, one after the other.
 
     The majority baseline's prediction is the window's before the example (``majority[0]``,
     ties to the smallest code); with ``use_adwin`` the window is ADWIN's over the 0/1 loss,
     its buckets mirrored in ``mir`` (river restarts ADWIN, and the window, on the update after
-    a detection). ``sizes[i]``/``drifts[i]``: the window's size and ADWIN's detection after
-    example ``i``."""
+    a detection). ``sizes[i]``/``drifts[i]``/``after[i]``: the window's size, ADWIN's
+    detection and the window's majority after example ``i``."""
     stats = agg.shape[0]
     item = np.zeros(stats if use_adwin else 0, dtype=np.int64)
     cm0 = _ROWS + C
@@ -242,9 +259,7 @@ def window_run(t, p, prev, majs, C, agg, majority, use_adwin, tot, var, cnt, fs,
             agg[:] = 0
             majority[0] = -1
         ti, pi = t[i], p[i]
-        m = majority[0] if majs[i] == NO_MAJORITY else majs[i]
-        maj_ok = 1 if m == ti else 0
-        per_ok = 1 if prev[i] == ti else 0
+        maj_ok, per_ok = _baselines(ti, prev[i], majs[i], majority)
         slot = cm0 + ti * (C + 1) + pi + 1
         agg[_N_SLOT] += 1
         agg[_MAJ_SLOT] += maj_ok
@@ -252,9 +267,7 @@ def window_run(t, p, prev, majs, C, agg, majority, use_adwin, tot, var, cnt, fs,
         agg[_ROWS + ti] += 1
         agg[slot] += 1
         rt = agg[_ROWS + ti]
-        mj = majority[0]
-        if mj < 0 or rt > agg[_ROWS + mj] or (rt == agg[_ROWS + mj] and ti < mj):
-            majority[0] = ti
+        _majority_added(agg, majority, ti, rt)
         if use_adwin:
             item[_N_SLOT] = 1
             item[_MAJ_SLOT] = maj_ok
@@ -272,6 +285,7 @@ def window_run(t, p, prev, majs, C, agg, majority, use_adwin, tot, var, cnt, fs,
             if agg[_N_SLOT] != n_before:
                 majority[0] = _majority_of(agg, C)
         sizes[i] = agg[_N_SLOT]
+        after[i] = majority[0]
 
 
 @njit(cache=True)
@@ -280,3 +294,139 @@ def fade_run(values, alpha, start):
     for i in range(values.shape[0]):
         out = values[i] + alpha * out
     return out
+
+
+@njit(cache=True)
+def _pack(t, p, maj_ok, per_ok):
+    """An example of a sliding window in one integer: ``t`` (below 2**30), ``p + 1`` (below
+    2**31), ``maj_ok``, ``per_ok``; 8 bytes a held example, in memory and in a checkpoint."""
+    return (((t << 31) | (p + 1)) << 2) | (maj_ok << 1) | per_ok
+
+
+@njit(cache=True)
+def sliding_run(t, p, prev, majs, C, agg, majority, ring, ring_state, width, sizes, after):
+    """Score each example into a sliding window's counts (the last ``width`` examples).
+
+    ``ring`` holds the window's examples, each ``(t, p, maj_ok, per_ok)`` packed in one integer
+    (:func:`_pack`), the oldest at ``ring_state[0]``, ``ring_state[1]`` of them; when it is full, the oldest leaves before
+    the example comes in and the majority is recounted over the classes (ties to the smallest
+    code); then the example is added as in :func:`window_run`. ``sizes[i]``/``after[i]``: the window's size and majority after
+    example ``i``."""
+    cm0 = _ROWS + C
+    cap = ring.shape[0]
+    for i in range(t.shape[0]):
+        ti, pi = t[i], p[i]
+        maj_ok, per_ok = _baselines(ti, prev[i], majs[i], majority)
+        head, count = ring_state[0], ring_state[1]
+        if count == width:
+            packed = ring[head]
+            cell = packed >> 2
+            ot, op = cell >> 31, (cell & 0x7FFFFFFF) - 1
+            agg[cm0 + ot * (C + 1) + op + 1] -= 1
+            agg[_ROWS + ot] -= 1
+            agg[_MAJ_SLOT] -= (packed >> 1) & 1
+            agg[_PER_SLOT] -= packed & 1
+            agg[_N_SLOT] -= 1
+            majority[0] = _majority_of(agg, C)
+            head += 1
+            if head == cap:
+                head = 0
+            count -= 1
+        end = head + count
+        if end >= cap:
+            end -= cap
+        ring[end] = _pack(ti, pi, maj_ok, per_ok)
+        ring_state[0] = head
+        ring_state[1] = count + 1
+        agg[cm0 + ti * (C + 1) + pi + 1] += 1
+        agg[_ROWS + ti] += 1
+        agg[_MAJ_SLOT] += maj_ok
+        agg[_PER_SLOT] += per_ok
+        agg[_N_SLOT] += 1
+        rt = agg[_ROWS + ti]
+        _majority_added(agg, majority, ti, rt)
+        sizes[i] = agg[_N_SLOT]
+        after[i] = majority[0]
+
+
+@njit(cache=True)
+def fading_run(t, p, prev, majs, C, agg, order, majority, fs, alpha, rescale_below, sizes,
+               after):
+    """Score each example into a fading window's stored counts, as ``windows.FadingWindow``'s
+    example-by-example update did, operation for operation (so every float is the same).
+
+    ``agg`` holds the counts divided by the scale ``fs[0]`` (``alpha`` to the number of
+    examples, reset to 1 when it falls below ``rescale_below``, the counts multiplied by it);
+    ``order[slot]`` numbers the slots in the order they were first touched (0: never;
+    ``order[0]``, the slot of ``n``, which is always touched, holds the last number given), so
+    that the counts read out in the order a dict filled the same way would have them. ``sizes[i]``/``after[i]``: the
+    window's size (``n`` times the scale) and majority after example ``i``."""
+    cm0 = _ROWS + C
+    stats = agg.shape[0]
+    for i in range(t.shape[0]):
+        ti, pi = t[i], p[i]
+        maj_ok, per_ok = _baselines(ti, prev[i], majs[i], majority)
+        fs[0] *= alpha
+        if fs[0] < rescale_below:
+            s = fs[0]
+            for j in range(stats):
+                agg[j] = agg[j] * s
+            fs[0] = 1.0
+        inc = 1.0 / fs[0]
+        slot = cm0 + ti * (C + 1) + pi + 1
+        if order[slot] == 0:
+            order[0] += 1
+            order[slot] = order[0]
+        row = _ROWS + ti
+        if order[row] == 0:
+            order[0] += 1
+            order[row] = order[0]
+        agg[slot] = agg[slot] + inc
+        agg[row] = agg[row] + inc
+        rt = agg[row]
+        agg[_MAJ_SLOT] += maj_ok * inc
+        agg[_PER_SLOT] += per_ok * inc
+        agg[_N_SLOT] += inc
+        _majority_added(agg, majority, ti, rt)
+        sizes[i] = agg[_N_SLOT] * fs[0]
+        after[i] = majority[0]
+
+
+@njit(cache=True)
+def pairs_run(codes, shared, fading, alpha, cap, ab, ring, ring_state):
+    """McNemar's counts of a pair (``evaluator._PairCounts.update`` for each code in turn).
+
+    ``ab`` holds ``a`` and ``b``; ``fading``: both are multiplied by ``alpha`` before each
+    code. With a ``ring`` (sliding and ADWIN windows) the codes of the shared window are kept,
+    the oldest at ``ring_state[0]``, ``ring_state[1]`` of them, and after each code the oldest
+    leave until at most ``min(shared[i], cap)`` remain."""
+    size = ring.shape[0]
+    for i in range(codes.shape[0]):
+        code = codes[i]
+        if fading:
+            ab[0] *= alpha
+            ab[1] *= alpha
+        if code == 1:
+            ab[0] += 1
+        elif code == 2:
+            ab[1] += 1
+        if size:
+            head, count = ring_state[0], ring_state[1]
+            end = head + count
+            if end >= size:
+                end -= size
+            ring[end] = code
+            count += 1
+            keep = min(shared[i], cap)
+            while count > keep:
+                old = ring[head]
+                if old == 1:
+                    ab[0] -= 1
+                elif old == 2:
+                    ab[1] -= 1
+                head += 1
+                if head == size:
+                    head = 0
+                count -= 1
+            ring_state[0] = head
+            ring_state[1] = count

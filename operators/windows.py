@@ -7,13 +7,19 @@ always measured over the same examples. Each example is a triple of class codes:
 which is the persistent baseline's prediction. The majority baseline predicts the most frequent
 true class of the window *before* the example; ties go to the smallest code, the class seen
 first in the stream.
+
+Why arrays: a window is updated once per scored example, per learner and fold; as Python
+objects that was most of the evaluation's time with a cheap learner (issue 20). Every window
+keeps its counts in one numpy array and updates them a segment at a time in one compiled loop
+(operators/kernels.py) that does, example by example, the arithmetic described here in the same
+order, so that every count, integer or float, is what the example-by-example update gave
+(tests/test_windows_batched.py keeps that update as the oracle).
 """
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -47,57 +53,46 @@ class Counts:
     per: float
 
 
+class Updated(NamedTuple):
+    """What :meth:`Window.update_many` tells of each example, right after it: the window's
+    size, whether it detected a change (``None``: a window that detects none) and its majority
+    baseline's prediction (the one the next example gets, unless given its own)."""
+
+    sizes: np.ndarray
+    drifts: np.ndarray | None
+    after: np.ndarray
+
+
 class Window:
-    """Base class: exact integer counts with add and remove; subclasses decide what leaves."""
+    """Base class: a window's counts, updated a segment of examples at a time.
+
+    Every window keeps its counts in numpy arrays laid out as
+    :func:`~foldstream.operators.detectors.stats_size` says, updated by one compiled loop per
+    segment (:mod:`~foldstream.operators.kernels`) that does, example by example, what the
+    windows' documented update does: :meth:`update` is :meth:`update_many` of one example.
+    """
 
     kind = "cumulative"
+    drift = False  # set by windows that detect change (ADWIN)
 
-    def __init__(self) -> None:
-        self._cm: dict[tuple[int, int], int] = {}
-        self._rows: dict[int, int] = {}
-        self._maj = 0
-        self._per = 0
-        self._n = 0
-        self._majority = -1  # the majority baseline's current prediction
-        self.drift = False  # set by windows that detect change (ADWIN)
+    def __init__(self, dtype: type = np.int64) -> None:
+        self._classes = 0  # class capacity of the counts' layout
+        self._agg = np.zeros(detectors.stats_size(0), dtype=dtype)
+        self._majority_a = np.array([-1], dtype=np.int64)
 
     @property
-    def size(self) -> float:
+    def size(self) -> int | float:
         """The number of examples (fading: their total weight) in the window."""
-        return self._n
+        return int(self._agg[0])
 
     def majority(self) -> int:
-        return self._majority
+        """The majority baseline's prediction now: the most frequent class, ties to the
+        smallest code (-1: an empty window)."""
+        return int(self._majority_a[0])
 
-    def _add(self, t: int, p: int, maj_ok: int, per_ok: int) -> None:
-        cm, rows = self._cm, self._rows
-        cm[t, p] = cm.get((t, p), 0) + 1
-        rt = rows[t] = rows.get(t, 0) + 1
-        self._maj += maj_ok
-        self._per += per_ok
-        self._n += 1
-        m = self._majority
-        if m < 0 or rt > rows[m] or (rt == rows[m] and t < m):
-            self._majority = t
-
-    def _remove(self, cm: dict[tuple[int, int], int], maj: int, per: int, n: int) -> None:
-        own, rows = self._cm, self._rows
-        for (t, p), c in cm.items():
-            left = own[t, p] - c
-            if left:
-                own[t, p] = left
-            else:
-                del own[t, p]
-            left = rows[t] - c
-            if left:
-                rows[t] = left
-            else:
-                del rows[t]
-        self._maj -= maj
-        self._per -= per
-        self._n -= n
-        # Ties go to the class seen first in the stream, the smallest code.
-        self._majority = min(rows, key=lambda c: (-rows[c], c)) if rows else -1
+    def _grow(self, classes: int) -> None:
+        self._agg = detectors.relayout(self._agg, self._classes, classes)
+        self._classes = classes
 
     def update(self, t: int, p: int, prev: int, maj: int | None = None) -> None:
         """Score one example: the baselines first (from the window before it), then add it.
@@ -106,27 +101,42 @@ class Window:
         delayed label, docs/method.md §13: the window's majority when the example arrived);
         ``None``: the window's majority now.
         """
-        self._add(t, p, int((self._majority if maj is None else maj) == t), int(prev == t))
-
-    def counts(self) -> Counts:
-        return Counts(float(self._n), {k: float(v) for k, v in self._cm.items()},
-                      {k: float(v) for k, v in self._rows.items()}, float(self._maj),
-                      float(self._per))
+        self.update_many(np.array([t]), np.array([p]), np.array([prev]),
+                         np.array([NO_MAJORITY if maj is None else maj]))
 
     def update_many(self, t: np.ndarray, p: np.ndarray, prev: np.ndarray,
-                    majs: np.ndarray | None = None) -> tuple[list, np.ndarray | None]:
-        """:meth:`update` for each example in turn: the window's size after each, and
-        whether it detected a change after each (``None``: a window that detects none).
+                    majs: np.ndarray | None = None) -> Updated:
+        """:meth:`update` for each example in turn (``majs[i]``: example ``i``'s ``maj``,
+        :data:`~.detectors.NO_MAJORITY` for ``None``)."""
+        n = len(t)
+        t = np.asarray(t, dtype=np.int64)
+        p = np.asarray(p, dtype=np.int64)
+        prev = np.asarray(prev, dtype=np.int64)
+        majs = np.full(n, NO_MAJORITY, dtype=np.int64) if majs is None else \
+            np.asarray(majs, dtype=np.int64)
+        if n:
+            need = max(int(t.max()), int(p.max())) + 1
+            if need > self._classes:
+                self._grow(need)
+        after = np.zeros(n, dtype=np.int64)
+        sizes, drifts = self._run(t, p, prev, majs, after)
+        return Updated(sizes, drifts, after)
 
-        ``majs[i]`` is example ``i``'s ``maj`` (:data:`~.detectors.NO_MAJORITY`: ``None``)."""
-        sizes = []
-        update = self.update
-        for i, (ti, pi, qi) in enumerate(zip(t.tolist(), p.tolist(), prev.tolist())):
-            m = None if majs is None or majs[i] == NO_MAJORITY else int(majs[i])
-            update(ti, pi, qi, m)
-            sizes.append(self.size)
-        return sizes, None
+    def _run(self, t: np.ndarray, p: np.ndarray, prev: np.ndarray, majs: np.ndarray,
+             after: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        raise NotImplementedError
 
+    def _cm_slots(self) -> list[tuple[int, int, int]]:
+        """``(t, p, slot)`` of every confusion cell, by true then predicted class."""
+        classes, base = self._classes, 3 + self._classes
+        return [(t, p, base + t * (classes + 1) + p + 1)
+                for t in range(classes) for p in range(-1, classes)]
+
+    def counts(self) -> Counts:
+        agg, classes = self._agg.tolist(), self._classes
+        rows = {c: float(v) for c, v in enumerate(agg[3:3 + classes]) if v}
+        cm = {(t, p): float(agg[slot]) for t, p, slot in self._cm_slots() if agg[slot]}
+        return Counts(float(agg[0]), cm, rows, float(agg[1]), float(agg[2]))
 
 
 class CumulativeWindow(Window):
@@ -145,41 +155,12 @@ class CumulativeWindow(Window):
 
     _adwin: Adwin | None = None
 
-    def __init__(self) -> None:
-        self._classes = 0  # class capacity of the counts' layout
-        self._agg = np.zeros(detectors.stats_size(0), dtype=np.int64)
-        self._majority_a = np.array([-1], dtype=np.int64)
-        self.drift = False
-
-    @property
-    def size(self) -> int:
-        return int(self._agg[0])
-
-    def majority(self) -> int:
-        return int(self._majority_a[0])
-
-    def _grow(self, classes: int) -> None:
-        self._agg = detectors.relayout(self._agg, self._classes, classes)
-        self._classes = classes
-
-    def update(self, t: int, p: int, prev: int, maj: int | None = None) -> None:
-        self.update_many(np.array([t]), np.array([p]), np.array([prev]),
-                         np.array([NO_MAJORITY if maj is None else maj]))
-
-    def update_many(self, t: np.ndarray, p: np.ndarray, prev: np.ndarray,
-                    majs: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    def _run(self, t: np.ndarray, p: np.ndarray, prev: np.ndarray, majs: np.ndarray,
+             after: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         n = len(t)
         sizes = np.zeros(n, dtype=np.int64)
         if not n:
             return sizes, None if self._adwin is None else np.zeros(0, dtype=np.bool_)
-        t = np.asarray(t, dtype=np.int64)
-        p = np.asarray(p, dtype=np.int64)
-        prev = np.asarray(prev, dtype=np.int64)
-        majs = np.full(n, NO_MAJORITY, dtype=np.int64) if majs is None else \
-            np.asarray(majs, dtype=np.int64)
-        need = max(int(t.max()), int(p.max())) + 1
-        if need > self._classes:
-            self._grow(need)
         adwin = self._adwin
         drifts = np.zeros(n, dtype=np.bool_)
         if adwin is None:
@@ -194,29 +175,23 @@ class CumulativeWindow(Window):
             mir = self._mirror
             delta, clock, max_buckets = adwin.delta, adwin.clock, adwin.max_buckets
             mwl, grace = adwin.min_window_length, adwin.grace_period
-        detectors._kernels().window_run(t, p, prev, majs, self._classes, self._agg, self._majority_a,
-                             adwin is not None, tot, var, cnt, fs, ints, delta, clock,
-                             max_buckets, mwl, grace, mir, sizes, drifts)
+        detectors._kernels().window_run(t, p, prev, majs, self._classes, self._agg,
+                                        self._majority_a, adwin is not None, tot, var, cnt, fs,
+                                        ints, delta, clock, max_buckets, mwl, grace, mir, sizes,
+                                        drifts, after)
         if adwin is None:
             return sizes, None
         self.drift = bool(drifts[-1])
         return sizes, drifts
 
-    def counts(self) -> Counts:
-        agg, classes = self._agg.tolist(), self._classes
-        rows = {c: float(v) for c, v in enumerate(agg[3:3 + classes]) if v}
-        cm: dict[tuple[int, int], float] = {}
-        base = 3 + classes
-        for t in range(classes):
-            for p in range(-1, classes):
-                v = agg[base + t * (classes + 1) + p + 1]
-                if v:
-                    cm[t, p] = float(v)
-        return Counts(float(agg[0]), cm, rows, float(agg[1]), float(agg[2]))
 
-
-class SlidingWindow(Window):
+class SlidingWindow(CumulativeWindow):
     """The last ``size`` scored examples.
+
+    The examples it holds sit in a ring, each ``(t, p, maj_ok, per_ok)`` packed in one integer
+    (grown as it fills, up to ``size``); the oldest leaves before a new one comes in once it is full, and the
+    majority baseline is then recounted over the classes. One compiled loop per segment
+    (:func:`~foldstream.operators.kernels.sliding_run`).
 
     >>> w = SlidingWindow(2)
     >>> for t, p, prev in [(0, 0, -1), (1, 0, 0), (1, 1, 1)]:
@@ -226,27 +201,67 @@ class SlidingWindow(Window):
     """
 
     kind = "sliding"
+    _FIRST_RING = 64  # rows of the ring at first; it doubles, up to the window's size
 
     def __init__(self, size: int):
         super().__init__()
         self.width = check_size(size)
-        self._buffer: deque[tuple[int, int, int, int]] = deque()
+        self._ring = np.zeros(min(self.width, self._FIRST_RING), dtype=np.int64)
+        self._ring_state = np.zeros(2, dtype=np.int64)  # the oldest row, the number of rows
 
-    def update(self, t: int, p: int, prev: int, maj: int | None = None) -> None:
-        maj_ok, per_ok = int((self._majority if maj is None else maj) == t), int(prev == t)
-        if len(self._buffer) == self.width:
-            ot, op, omaj, oper = self._buffer.popleft()
-            self._remove({(ot, op): 1}, omaj, oper, 1)
-        self._buffer.append((t, p, maj_ok, per_ok))
-        self._add(t, p, maj_ok, per_ok)
+    def __setstate__(self, state: dict) -> None:
+        if "_buffer" in state:  # pickled before the counts were arrays: read it into them
+            state = _sliding_from_dicts(state)
+        self.__dict__.update(state)
 
+    def _run(self, t: np.ndarray, p: np.ndarray, prev: np.ndarray, majs: np.ndarray,
+             after: np.ndarray) -> tuple[np.ndarray, None]:
+        n = len(t)
+        count = int(self._ring_state[1])
+        cap = self._ring.shape[0]
+        need = min(self.width, count + n)
+        if need > cap:  # not full yet, so its rows run from 0: grow it at the end
+            grown = np.zeros(min(self.width, max(need, 2 * cap)), dtype=np.int64)
+            grown[:count] = self._ring[:count]
+            self._ring = grown
+        sizes = np.zeros(n, dtype=np.int64)
+        if n:
+            detectors._kernels().sliding_run(t, p, prev, majs, self._classes, self._agg,
+                                             self._majority_a, self._ring, self._ring_state,
+                                             self.width, sizes, after)
+        return sizes, None
+
+
+def _sliding_from_dicts(state: dict) -> dict:
+    """A :class:`SlidingWindow`'s pickled state of the dict-and-deque layout, in arrays."""
+    window = SlidingWindow(state["width"])
+    buffer = list(state["_buffer"])
+    if buffer:
+        window._grow(max(max(t, p) for t, p, _, _ in buffer) + 1)
+        window._ring = np.zeros(max(len(buffer), window._ring.shape[0]), dtype=np.int64)
+        pack = detectors._kernels()._pack
+        window._ring[:len(buffer)] = [pack(*example) for example in buffer]
+    window._ring_state[:] = (0, len(buffer))
+    agg, classes = window._agg, window._classes
+    for (t, p), c in state["_cm"].items():
+        agg[3 + classes + t * (classes + 1) + p + 1] = c
+    for t, c in state["_rows"].items():
+        agg[3 + t] = c
+    agg[:3] = (state["_n"], state["_maj"], state["_per"])
+    window._majority_a[0] = state["_majority"]
+    return dict(window.__dict__)
 
 
 class FadingWindow(Window):
     """Every count is multiplied by ``alpha`` before each new example is added (Gama et al.).
 
     Fading is applied lazily: counts are stored divided by a running scale ``alpha**t`` and
-    multiplied back when read, so an update costs O(1) rather than one multiply per count.
+    multiplied back when read, so an update costs O(1) rather than one multiply per count; when
+    the scale falls below ``1e-150`` the stored counts take it and it starts again from 1. One
+    compiled loop per segment (:func:`~foldstream.operators.kernels.fading_run`) does every
+    float operation of the example-by-example update in the same order, so every count is the
+    same float; the counts read out in the order the example-by-example dicts filled, which
+    decides the order of the measures' float sums.
 
     >>> w = FadingWindow(0.5)
     >>> for t, p, prev in [(0, 0, -1), (1, 0, 0), (1, 1, 1)]:
@@ -259,45 +274,60 @@ class FadingWindow(Window):
     _RESCALE_BELOW = 1e-150
 
     def __init__(self, alpha: float):
-        super().__init__()
+        super().__init__(np.float64)
         self.alpha = check_alpha(alpha)
-        self._scale = 1.0  # stored value * scale = faded value
-        self._cm: dict[tuple[int, int], float] = {}  # type: ignore[assignment]
+        self._scale_a = np.ones(1)  # stored value * scale = faded value
+        self._order = np.zeros(detectors.stats_size(0), dtype=np.int64)
+
+    def __setstate__(self, state: dict) -> None:
+        if "_scale" in state:  # pickled before the counts were arrays: read it into them
+            state = _fading_from_dicts(state)
+        self.__dict__.update(state)
 
     @property
     def size(self) -> float:
-        return self._n * self._scale
+        return float(self._agg[0] * self._scale_a[0])
 
-    def update(self, t: int, p: int, prev: int, maj: int | None = None) -> None:
-        maj_ok, per_ok = int((self._majority if maj is None else maj) == t), int(prev == t)
-        self._scale *= self.alpha
-        if self._scale < self._RESCALE_BELOW:
-            self._rescale()
-        inc = 1.0 / self._scale
-        cm, rows = self._cm, self._rows
-        cm[t, p] = cm.get((t, p), 0.0) + inc
-        rt = rows[t] = rows.get(t, 0.0) + inc
-        self._maj += maj_ok * inc
-        self._per += per_ok * inc
-        self._n += inc
-        m = self._majority
-        if m < 0 or rt > rows[m] or (rt == rows[m] and t < m):
-            self._majority = t
+    def _grow(self, classes: int) -> None:
+        self._order = detectors.relayout(self._order, self._classes, classes)
+        super()._grow(classes)
 
-    def _rescale(self) -> None:
-        s = self._scale
-        self._cm = {k: v * s for k, v in self._cm.items()}
-        self._rows = {k: v * s for k, v in self._rows.items()}
-        self._maj *= s
-        self._per *= s
-        self._n *= s
-        self._scale = 1.0
+    def _run(self, t: np.ndarray, p: np.ndarray, prev: np.ndarray, majs: np.ndarray,
+             after: np.ndarray) -> tuple[np.ndarray, None]:
+        sizes = np.zeros(len(t))
+        if len(t):
+            detectors._kernels().fading_run(t, p, prev, majs, self._classes, self._agg,
+                                            self._order, self._majority_a, self._scale_a,
+                                            self.alpha, self._RESCALE_BELOW, sizes, after)
+        return sizes, None
 
     def counts(self) -> Counts:
-        s = self._scale
-        return Counts(self._n * s, {k: v * s for k, v in self._cm.items()},
-                      {k: v * s for k, v in self._rows.items()}, self._maj * s, self._per * s)
+        s = float(self._scale_a[0])
+        agg, order, classes = self._agg.tolist(), self._order.tolist(), self._classes
+        cells = sorted((order[slot], t, p, slot) for t, p, slot in self._cm_slots() if order[slot])
+        rows = sorted((order[3 + c], c) for c in range(classes) if order[3 + c])
+        return Counts(agg[0] * s, {(t, p): agg[slot] * s for _, t, p, slot in cells},
+                      {c: agg[3 + c] * s for _, c in rows}, agg[1] * s, agg[2] * s)
 
+
+def _fading_from_dicts(state: dict) -> dict:
+    """A :class:`FadingWindow`'s pickled state of the dict layout, in arrays (the dicts' order
+    kept as the order their cells were first touched)."""
+    window = FadingWindow(state["alpha"])
+    cm, rows = state["_cm"], state["_rows"]
+    if cm:
+        window._grow(max(max(t, p) for t, p in cm) + 1)
+    agg, order, classes = window._agg, window._order, window._classes
+    for i, ((t, p), v) in enumerate(cm.items(), start=1):
+        slot = 3 + classes + t * (classes + 1) + p + 1
+        agg[slot], order[slot] = v, i
+    for i, (t, v) in enumerate(rows.items(), start=len(cm) + 1):
+        agg[3 + t], order[3 + t] = v, i
+    order[0] = len(cm) + len(rows)
+    agg[:3] = (state["_n"], state["_maj"], state["_per"])
+    window._scale_a[0] = state["_scale"]
+    window._majority_a[0] = state["_majority"]
+    return dict(window.__dict__)
 
 
 class AdwinWindow(CumulativeWindow):
