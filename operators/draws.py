@@ -3,9 +3,9 @@
 Why: the noise filter of docs/method.md §14 (:mod:`.noise`) makes every draw from a generator
 of its own, seeded by a text (its seed, the weight learned so far and the number of predictions
 made), so that a replay, the other engine and a rerun draw the same. Seeding CPython's Mersenne
-Twister from a text costs about 20 µs (the text's SHA-512, an integer of its bytes, MT19937's
-``init_by_array`` over 624 words and a whole twist for the first word), a sixth of an experiment
-replication's CPU with MOA's learners. Here the same arithmetic runs as one ``numba`` loop over
+Twister from a text costs about 7 µs of CPU (the text's SHA-512, an integer of its bytes,
+MT19937's ``init_by_array`` over 624 words and a whole twist for the first word), a fifth of an
+experiment replication's CPU with MOA's learners (bench/README.md). Here the same arithmetic runs as one ``numba`` loop over
 a batch of texts, with the twist cut to the words the draws read: each draw's uniform and
 choice are *exactly* those of ``random.Random(text)`` (CPython 3.11+: ``seed`` version 2,
 ``random``'s 53-bit ``genrand_res53``, ``choice`` by ``_randbelow_with_getrandbits``), checked

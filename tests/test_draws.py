@@ -67,3 +67,13 @@ def test_the_noise_filter_predicts_as_with_the_standard_librarys_draws(p_noise):
             theirs.learn_one({}, label, w=weight)
     assert got == want
     assert p_noise == 0.0 or len(set(got)) > 2  # the draws did replace predictions
+
+
+def test_the_whole_twist_is_mt19937s_for_a_choice_that_reads_past_its_first_words():
+    import numpy as np
+
+    generator = random.Random("a long rejection")
+    seeded = np.array(generator.getstate()[1][:624], dtype=np.uint32)
+    generator.getrandbits(32)  # the first output twists the whole state
+    twisted = np.array(generator.getstate()[1][:624], dtype=np.uint32)
+    assert (compiled("draws")._twisted(seeded) == twisted).all()
