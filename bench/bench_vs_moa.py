@@ -9,9 +9,14 @@ Two measurements:
   examples: one crossing per batch). Electricity, one fold, weight 1.
 * ``--memory N``: RSS (the process's, JVM included) and the JVM's used heap after a GC at
   100,000, N/2 and N examples of SEA, 10-fold bootstrap of MOA's Hoeffding tree, ADWIN windows.
-* ``cv``: all of Electricity, 10-fold bootstrap, MOA's learner: MOA's task (its own CPU time of
-  the evaluation, as it reports it, and the wall time of the whole ``java`` command) and
-  ``foldstream.evaluate`` in process with the default ADWIN windows and alarms (wall time).
+* ``cv`` (the default mode, issue 21's speed figure): all of Electricity, 10-fold bootstrap,
+  MOA's learner: MOA's task (the evaluation CPU time it reports) against ``foldstream run`` in
+  process with the default ADWIN windows and alarms, by the job clock (the summary's
+  ``wall_time_s``), exactly as ``--nochange`` measures: the first run of each learner in the
+  process apart ("cold": the JVM's start for the first, MOA's classes loaded and not yet
+  compiled by the JIT, numba's cache), then ``--repeat`` rounds alternating with MOA's task,
+  the best of each. ``--profile`` adds a cProfile of one more warm run: which part limits
+  (the crossing into Java, ``operators/moa.py`` ``run``; the evaluator; the rows).
 
 * ``--nochange``: the evaluation path alone (issue 20): MOA's task with MOA's ``NoChange``
   against ``foldstream run`` in process with river's ``NoChangeClassifier``, all of Electricity,
@@ -26,7 +31,8 @@ Two measurements:
 MOA's jar is the one :func:`foldstream.operators.moa.ensure_moa_jar` fetches (the same module
 the learners use)::
 
-    .venv/bin/python bench/bench_vs_moa.py --learners trees.HoeffdingTree,bayes.NaiveBayes
+    .venv/bin/python bench/bench_vs_moa.py --learners trees.HoeffdingTree,bayes.NaiveBayes \
+        --repeat 3 --profile
     .venv/bin/python bench/bench_vs_moa.py --nochange --repeat 3
 """
 
@@ -43,11 +49,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import foldstream
 from foldstream.connectors.files import packaged_elec_path
 from foldstream.operators.fanout import FanOut, FanOutPlan
 from foldstream.operators.learners import LearnerSpec, LearnerTask
-from foldstream.operators.moa import MOA_VERSION, ensure_moa_jar, moa, split_learner
+from foldstream.operators.moa import MOA_VERSION, ensure_moa_jar, split_learner
 from foldstream.operators.records import ExampleBatch
 
 
@@ -85,16 +90,6 @@ def moa_cv(arff: Path, learner: str, folds: int) -> tuple[float, float, float, f
     process_cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     return (float(last["evaluation time (cpu seconds)"]), process_cpu, wall,
             float(last["[avg] classifications correct (percent)"]) / 100)
-
-
-def foldstream_cv(learner: str, folds: int) -> tuple[float, float, float]:
-    """foldstream in process, bootstrap, default windows: (CPU s of the process's threads,
-    wall s, final mean accuracy)."""
-    start, cpu = time.perf_counter(), time.process_time()
-    results = foldstream.evaluate(str(packaged_elec_path()), {"m": moa(learner)}, folds=folds)
-    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-    accuracy = results.measures("accuracy")
-    return cpu, wall, float(accuracy[accuracy.position == accuracy.position.max()]["mean"].iloc[0])
 
 
 def paths(learner: str, batch: int) -> dict[str, float]:
@@ -206,16 +201,16 @@ def foldstream_job_clock(overrides: list[str], folds: int) -> tuple[float, float
     return float(summary["wall_time_s"]), cpu
 
 
-def nochange(arff: Path, folds: int, repeat: int, only: str | None = None) -> None:
-    """MOA's NoChange task against foldstream's evaluation path (see the module docstring)."""
-    n = len(elec_rows()[1])
-    cold, cold_cpu = foldstream_job_clock(NOCHANGE_RUNS["cumulative, alarms off"], folds)
+def alternate(arff: Path, moa_learner: str, runs: dict[str, list[str]], folds: int,
+              repeat: int) -> tuple[tuple[float, float], float, dict[str, list[float]]]:
+    """The first run of ``runs`` alone (cold), then ``repeat`` rounds of MOA's task with
+    ``moa_learner`` followed by every run: (the cold (job clock, CPU), MOA's best evaluation
+    CPU, each run's best [job clock, CPU])."""
+    cold = foldstream_job_clock(next(iter(runs.values())), folds)
     moa_best = float("inf")
-    runs = {name: o for name, o in NOCHANGE_RUNS.items() 
-            if only is None or any(part in name for part in only.split("|"))}
     best = {name: [float("inf"), float("inf")] for name in runs}
     for round_ in range(repeat):
-        moa_cpu = moa_cv(arff, "functions.NoChange", folds)[0]
+        moa_cpu = moa_cv(arff, moa_learner, folds)[0]
         moa_best = min(moa_best, moa_cpu)
         line = [f"round {round_ + 1}: MOA {moa_cpu:.3f} s"]
         for name, overrides in runs.items():
@@ -223,21 +218,103 @@ def nochange(arff: Path, folds: int, repeat: int, only: str | None = None) -> No
             best[name] = [min(best[name][0], wall), min(best[name][1], cpu)]
             line.append(f"{name} {wall:.3f} s (cpu {cpu:.3f} s)")
         print("; ".join(line), flush=True)
-    print(f"cold (first run in the process, the kernels loaded from numba's cache): "
-          f"cumulative, alarms off {cold:.3f} s job clock, {cold_cpu:.3f} s CPU")
-    print(f"MOA EvaluatePrequentialCV, NoChange, {folds} folds: {moa_best:.3f} s of its "
-          f"evaluation CPU, {n / moa_best:,.0f} ex/s")
+    return cold, moa_best, best
+
+
+def table(n: int, moa_best: float, best: dict[str, list[float]]) -> None:
+    """The best runs against MOA's best, by the job clock and by the call's CPU."""
     print("| foldstream run | job clock | examples/s | x MOA | CPU of the call | x MOA by CPU |")
     print("|---|---|---|---|---|---|")
     for name, (wall, cpu) in best.items():
         print(f"| {name} | {wall:.3f} s | {n / wall:,.0f} | {moa_best / wall:.2f} | "
               f"{cpu:.3f} s | {moa_best / cpu:.2f} |")
+
+
+def nochange(arff: Path, folds: int, repeat: int, only: str | None = None) -> None:
+    """MOA's NoChange task against foldstream's evaluation path (see the module docstring);
+    ``only``: the runs whose name contains one of these parts (separated by ``|``)."""
+    n = len(elec_rows()[1])
+    runs = {name: o for name, o in NOCHANGE_RUNS.items()
+            if only is None or any(part in name for part in only.split("|"))}
+    (cold, cold_cpu), moa_best, best = alternate(arff, "functions.NoChange", runs, folds, repeat)
+    print(f"cold (first run in the process, the kernels loaded from numba's cache): "
+          f"{next(iter(runs))} {cold:.3f} s job clock, {cold_cpu:.3f} s CPU")
+    print(f"MOA EvaluatePrequentialCV, NoChange, {folds} folds: {moa_best:.3f} s of its "
+          f"evaluation CPU, {n / moa_best:,.0f} ex/s")
+    table(n, moa_best, best)
     for window in ("cumulative", "adwin"):
         if f"{window}, alarms off" not in best or f"{window}, alarms on" not in best:
             continue
         (off, off_cpu), (on, on_cpu) = best[f"{window}, alarms off"], best[f"{window}, alarms on"]
         print(f"{window}: alarms on cost {on / off - 1:+.1%} over off by the job clock, "
               f"{on_cpu / off_cpu - 1:+.1%} by CPU")
+
+
+def learner_overrides(learner: str) -> list[str]:
+    """``foldstream run``'s overrides for one MOA learner (default windows and alarms)."""
+    model, options = split_learner(learner)
+    return [f"learners=[{{name: m, model: {model}, options: '{options}'}}]"]
+
+
+def learners(arff: Path, names: list[str], folds: int, repeat: int, profile: bool) -> None:
+    """Each MOA learner through foldstream against MOA's task (see the module docstring)."""
+    n = len(elec_rows()[1])
+    for learner in names:
+        runs = {learner: learner_overrides(learner)}
+        (cold, cold_cpu), moa_best, best = alternate(arff, learner, runs, folds, repeat)
+        wall = best[learner][0]
+        print(f"{learner}: MOA EvaluatePrequentialCV {folds} folds: {moa_best:.3f} s of its "
+              f"evaluation CPU, {n / moa_best:,.0f} ex/s")
+        print(f"{learner}: foldstream cold (first run of it in the process) {cold:.3f} s job "
+              f"clock ({n / cold:,.0f} ex/s, x{moa_best / cold:.2f} MOA; {cold_cpu:.3f} s CPU), "
+              f"best of {repeat} {wall:.3f} s ({n / wall:,.0f} ex/s, x{moa_best / wall:.2f} "
+              f"MOA)")
+        table(n, moa_best, best)
+        if profile:
+            profile_run(runs[learner], folds)
+
+
+PARTS = {  # what a warm run's profile is read for: the cumulative time of these functions
+    "the crossing into Java and MOA's learning (operators/moa.py run)": ("moa.py", "run"),
+    "the rest of the learner task (learners.py process, less the above)": ("learners.py",
+                                                                         "process"),
+    "the evaluators (evaluator.py add)": ("evaluator.py", "add"),
+    "the aggregator (aggregator.py add)": ("aggregator.py", "add"),
+    "the fan-out (fanout.py process)": ("fanout.py", "process"),
+    "reading the rows (files.py _read_examples)": ("files.py", "_read_examples"),
+}
+
+
+def profile_run(overrides: list[str], folds: int) -> None:
+    """One more warm run under cProfile (in a thread of its own, where the in-process engine
+    runs the stages inline, so the profile sees them), its time by part."""
+    import cProfile
+    import pstats
+    import threading
+
+    profiler = cProfile.Profile()
+
+    def work() -> None:
+        profiler.enable()
+        try:
+            foldstream_job_clock(overrides, folds)
+        finally:
+            profiler.disable()
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    stats = pstats.Stats(profiler).stats
+    total = max(ct for (_, _, name), (_, _, _, ct, _) in stats.items() if name == "foldstream_job_clock")
+    found = {part: sum(ct for (file, _, name), (_, _, _, ct, _) in stats.items()
+                       if file.endswith("/" + where[0]) and name == where[1])
+             for part, where in PARTS.items()}
+    java = found[next(iter(PARTS))]
+    found[list(PARTS)[1]] -= java
+    print(f"  profile of a warm run ({total:.2f} profiled s):")
+    found["everything else (configuration, records, sink, summary)"] = total - sum(found.values())
+    for part, seconds in found.items():
+        print(f"    {part}: {seconds:.2f} s, {seconds / total:.0%}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -249,9 +326,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory", type=int, default=0, help="only the memory run, N examples")
     parser.add_argument("--nochange", action="store_true",
                         help="only the evaluation path: NoChange, windows and alarms")
-    parser.add_argument("--repeat", type=int, default=3, help="--nochange: rounds, best counts")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds with MOA, best counts")
     parser.add_argument("--only", help="--nochange: only the runs whose name contains one of these "
                         "(separated by |)")
+    parser.add_argument("--profile", action="store_true",
+                        help="a cProfile of one more warm run of each learner, by part")
     args = parser.parse_args(argv)
     if args.memory:
         memory(args.memory, args.learners.split(",")[0])
@@ -260,26 +339,18 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"python {platform.python_version()}, MOA {MOA_VERSION}, jpype {jpype.__version__}, "
           f"{platform.machine()}")
-    n = len(elec_rows()[1])
     with tempfile.TemporaryDirectory() as tmp:
         arff = Path(tmp) / "elec.arff"
         write_arff(arff)
         if args.nochange:
             nochange(arff, args.folds, args.repeat, args.only)
             return 0
-        for learner in args.learners.split(","):
-            if not args.skip_paths:
+        names = args.learners.split(",")
+        learners(arff, names, args.folds, args.repeat, args.profile)
+        if not args.skip_paths:
+            for learner in names:
                 for path, us in paths(learner, args.batch).items():
                     print(f"{learner}: {path}: {us:.1f} µs per example")
-            cpu, java_cpu, wall, moa_acc = moa_cv(arff, learner, args.folds)
-            fs_cpu, fs_wall, fs_acc = foldstream_cv(learner, args.folds)
-            print(f"{learner}: MOA EvaluatePrequentialCV {args.folds} folds: {n / cpu:,.0f} ex/s "
-                  f"of its evaluation CPU ({cpu:.2f} s; the java command: {java_cpu:.1f} s CPU "
-                  f"of all threads, JVM start and ARFF parse included, {wall:.1f} s wall), "
-                  f"accuracy {moa_acc:.4f}")
-            print(f"{learner}: foldstream in process {args.folds} folds: {n / fs_cpu:,.0f} ex/s "
-                  f"of CPU ({fs_cpu:.1f} s, all threads; {fs_wall:.1f} s wall), accuracy "
-                  f"{fs_acc:.4f}; CPU ratio MOA/foldstream {cpu / fs_cpu:.3f}")
     return 0
 
 

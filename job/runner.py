@@ -182,8 +182,10 @@ def run_configuration(config: Config, source: Iterable | None = None, *, write: 
             opened.enter_context(written_rejected)
             sinks.append(written)
             dead_sinks.append(written_rejected)
-        if source is None:
+        if source is None and progress:  # the total is the bar's alone: no bar, no count
             total = expected_examples(config)
+        elif source is None:
+            total = None
 
         def emit(record: Record) -> None:
             for sink in sinks:

@@ -24,30 +24,32 @@ per-bucket confusion counts are merged and dropped in the same loop as ADWIN's o
 from __future__ import annotations
 
 import builtins
+import importlib
 import threading
 import types
 
 import numpy as np
 
 
-_LOADED: types.ModuleType | None = None
+_LOADED: dict[str, types.ModuleType] = {}
 _LOADING = threading.Lock()
 
 
-def _kernels():
-    """The compiled loops (operators/kernels.py), imported on first use: importing numba takes
-    about half a second, which commands that evaluate nothing need not pay.
+def compiled(name: str) -> types.ModuleType:
+    """A module of compiled loops (``kernels``: operators/kernels.py; ``draws``:
+    operators/draws.py), imported on first use: importing numba takes about half a second,
+    which commands that evaluate nothing need not pay.
 
     PyFlink's Python workers replace ``builtins.print`` by a bound method of their own, which
     numba's import refuses (it looks ``print`` up in the module the function names); the first
     import puts the interpreter's own ``print`` back for its duration. A worker runs bundles in
-    several threads: the module is handed out only once its import has finished (a thread that
+    several threads: a module is handed out only once its import has finished (a thread that
     found it half-initialised in ``sys.modules`` failed on a missing kernel), under a lock."""
-    global _LOADED
-    if _LOADED is not None:
-        return _LOADED
+    module = _LOADED.get(name)
+    if module is not None:
+        return module
     with _LOADING:
-        if _LOADED is None:
+        if name not in _LOADED:
             shown = builtins.print
             own = getattr(getattr(shown, "__self__", None), "_print", None)
             swap = not isinstance(shown, types.BuiltinFunctionType) and \
@@ -55,12 +57,16 @@ def _kernels():
             if swap:
                 builtins.print = own
             try:
-                from foldstream.operators import kernels
+                _LOADED[name] = importlib.import_module(f"foldstream.operators.{name}")
             finally:
                 if swap:
                     builtins.print = shown
-            _LOADED = kernels
-    return _LOADED
+    return _LOADED[name]
+
+
+def _kernels() -> types.ModuleType:
+    """The compiled loops of the detectors and windows (operators/kernels.py)."""
+    return compiled("kernels")
 
 
 # ---------------------------------------------------------------------------------------- ADWIN

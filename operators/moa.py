@@ -375,6 +375,17 @@ class MoaClassifier:
             return rows, None, None
         learner = self._java()
         features, nominal = self.features, self.nominal
+        if xs and not nominal and all(v is not None and not isinstance(v, str)
+                                      for v in xs[0].values()):
+            # the first example's new features, all numbers, as the loop below would add
+            # them; then the fast path again (a batch's first rows give every feature)
+            for name in xs[0]:
+                if name not in features:
+                    features[name] = len(features)
+                    learner.addNumeric(str(name))
+            rows = self._numeric_rows(xs)
+            if rows is not None:
+                return rows, None, None
         for i, x in enumerate(xs):
             for name, value in x.items():
                 if value is None:

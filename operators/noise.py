@@ -16,16 +16,17 @@ passed on, or repeated for a model without a sample weight).
 
 Around a model with a batch path (a MOA classifier, operators/moa.py: one crossing into Java
 per batch), the filter has one too: the model predicts and trains on the whole batch, then the
-draws are made example by example in the same order, from the same state, as
-``predict_one``/``learn_one`` would make them, so either path gives the same predictions.
+draws' seeds are taken example by example in the same order, from the same state, as
+``predict_one``/``learn_one`` would take them, and the batch's draws are made at once
+(operators/draws.py: ``random.Random``'s own draws, compiled), so either path gives the same
+predictions.
 """
 
 from __future__ import annotations
 
-import random
-
 from river import base
 
+from foldstream.operators.detectors import compiled
 from foldstream.operators.learners import takes_weight
 from foldstream.operators.moa import MoaClassifier
 
@@ -104,25 +105,38 @@ class NoiseFilter(base.Classifier):
         # the examples the model got to: all, or up to its error (whose prediction stands
         # when it failed learning)
         end = len(pred) if error is None else error[0] - batch.start - (error[1] == "predict")
-        classes, p_noise = self._classes, self.p_noise
+        classes = self._classes
+        texts: list[str] = []
+        sizes: list[int] = []
+        where: list[int] = []
         for i in range(end):
             if scored[i]:
-                draw = random.Random(f"{self.seed}:{self._learned}:{self._predicted}")
-                self._predicted += 1
-                if classes and draw.random() < p_noise:
-                    pred[i] = batch.classes.index(draw.choice(classes))
+                texts.append(self._next_draw())
+                sizes.append(len(classes))
+                where.append(i)
             w = batch.weights[i]
             if w > 0:
                 label = batch.classes[batch.y[i]]
                 if label not in classes:
                     classes.append(label)
                 self._learned += w
+        if texts:  # the draws of the whole batch at once (classes only grow: classes[c] stands)
+            uniforms, choices = compiled("draws").draws(texts, sizes)
+            for i, n, u, c in zip(where, sizes, uniforms.tolist(), choices.tolist()):
+                if n and u < self.p_noise:
+                    pred[i] = batch.classes.index(classes[c])
         return pred, scored, error
+
+    def _next_draw(self) -> str:
+        """The seed text of the next draw (docs/method.md §14): ``random.Random(text)`` draws
+        the uniform, then the choice (operators/draws.py makes the same draws in bulk)."""
+        text = f"{self.seed}:{self._learned}:{self._predicted}"
+        self._predicted += 1
+        return text
 
     def predict_one(self, x, **kwargs):
         prediction = self.model.predict_one(x)
-        draw = random.Random(f"{self.seed}:{self._learned}:{self._predicted}")
-        self._predicted += 1
-        if self._classes and draw.random() < self.p_noise:
-            return draw.choice(self._classes)
+        uniforms, choices = compiled("draws").draws([self._next_draw()], [len(self._classes)])
+        if self._classes and uniforms[0] < self.p_noise:
+            return self._classes[int(choices[0])]
         return prediction

@@ -733,12 +733,10 @@ class RegimeSequence:
         :meth:`extend_numerators` cuts the segments there; simulations call it to run the one
         detector and recompute the segments' sums with numpy.
         """
-        k, detector, cuts = self.k, self.detector, []
-        for i, numerator in enumerate(numerators):
-            detector.update((numerator / k + 1.0) / 2.0)
-            if detector.drift_detected:
-                cuts.append(i)
-        return cuts
+        # (d_t + 1) / 2, one compiled call for all (a float division and addition round as
+        # Python's do, so the detector sees the same values)
+        values = (np.asarray(numerators, dtype=np.float64) / self.k + 1.0) / 2.0
+        return np.flatnonzero(self.detector.update_many(values)).tolist()
 
     def result(self, alpha: float, v_min: float = V_MIN) -> RegimeResult:
         """The current segment's state at level ``segment_alpha(alpha, segment)``."""
