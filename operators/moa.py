@@ -175,7 +175,6 @@ def start_jvm(options: Sequence[str] = DEFAULT_JVM_OPTIONS) -> Any:
         if _java is not None:
             return _java
         import jpype
-        import jpype.config
         import jpype.imports  # noqa: F401 - Java packages as Python modules
 
         if not jpype.isJVMStarted():
@@ -185,16 +184,19 @@ def start_jvm(options: Sequence[str] = DEFAULT_JVM_OPTIONS) -> Any:
                 jvm = jpype.getDefaultJVMPath()
             except jpype.JVMNotFoundException:
                 raise DependencyError(f"no Java found: {JDK_HINT}") from None
-            # No DestroyJavaVM at the interpreter's exit: it waits for every non-daemon Java
-            # thread, and the thread that started the JVM is one; started from a thread of the
-            # caller's (a notebook's, a server's), the process would never exit. MOA holds
-            # nothing that needs the JVM's shutdown.
-            jpype.config.destroy_jvm = False
             jpype.startJVM(jvm, *(_options if _options is not None else options),
                            classpath=[str(jar), str(classes)], convertStrings=True)
             # What MOA prints goes to stderr: stdout may be the sink of the records
             system = jpype.JClass("java.lang.System")
             system.setOut(system.err)
+            if threading.current_thread() is not threading.main_thread():
+                # The thread that starts the JVM is attached to it as a non-daemon thread, and
+                # the JVM's shutdown at the interpreter's exit waits for those: started from a
+                # thread of the caller's (a notebook's, a server's), the process would never
+                # exit. Attached again as a daemon, it is not waited for.
+                thread = jpype.JClass("java.lang.Thread")
+                thread.detach()
+                thread.attachAsDaemon()
         _java = jpype.JClass("foldstream.moa.FoldLearner")
         return _java
 
