@@ -148,14 +148,19 @@ class ProcessCpu:
                 return
 
     def cores(self, seconds: float) -> list[tuple[str, float]]:
-        """(process kind, cores) over the last ``seconds`` before :meth:`close`, busiest first."""
+        """(process kind, cores) over the last ``seconds`` before :meth:`close`, busiest first;
+        a process that ended before (a Python worker whose tasks finished) counts up to its
+        last sample."""
         self.stop.set()
         self.thread.join()
-        end_t, end = self.samples[-1]
+        end_t = self.samples[-1][0]
         start_t, start = min(self.samples, key=lambda s: abs(s[0] - (end_t - seconds)))
         span = max(end_t - start_t, 1e-9)
+        last: dict[int, tuple[str, float]] = {}
+        for _, sample in self.samples:
+            last.update(sample)
         rows = [(kind, (cpu - start.get(pid, (kind, cpu))[1]) / span)
-                for pid, (kind, cpu) in end.items()]
+                for pid, (kind, cpu) in last.items() if pid in start]
         return sorted(rows, key=lambda r: -r[1])
 
 
