@@ -13,7 +13,8 @@
 Every operator keeps its stage objects in one keyed ``ValueState`` (pickled), so a checkpoint
 holds the learners, windows and pending batches, and a restart resumes exactly. The fan-out of a
 stream runs in one subtask (keyed by stream) so that every fold receives its batches in order.
-The folds are keyed by a route chosen in :mod:`foldstream.job.engines.flink.routing` to spread them evenly.
+The folds are keyed by a route chosen in :mod:`foldstream.job.engines.flink.routing` to spread
+them evenly, in Java (:data:`ROUTED_TYPE`): no Python operator between fan-out and learners.
 Examples reach the fan-out as raw text and are parsed there, keyed by stream in Java: a Kafka
 row crosses from Java into Python once before it is batched, a client item twice (the ``items``
 map looks it up by its sequence number), never pickled.
