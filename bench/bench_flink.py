@@ -1,10 +1,21 @@
-"""The Flink job against the in-process engine, and parallelism 2 against 1, in one run.
+"""The Flink job against the in-process engine and the plain learner loop, and parallelism 2
+against 1, in one run.
 
     .venv/bin/python bench/bench_flink.py [--limit N] [--batch-size 500] [--repeat 2]
-        [--subtract SMALL] [--checkpoints | --keying | --slots]
+        [--learners pair|nochange] [--cpu] [--subtract SMALL]
+        [--checkpoints | --keying | --slots]
 
-Electricity, 10-fold bootstrap, GaussianNB + HoeffdingTree. Start-up is excluded: each engine's
-``summary`` record times its run from the first example it received to the end.
+Electricity, 10-fold bootstrap, GaussianNB + HoeffdingTree (``--learners nochange``: river's
+``NoChangeClassifier``, so that what is timed is the engines' own work). Start-up is excluded:
+each engine's ``summary`` record times its run from the first example it received to the end
+(the job's clock, :class:`Clock`).
+
+The plain learner loop (``bench_inprocess.plain_loop``) does only each fold's ``predict_one``
+and ``learn_one`` with the fold's weights over the same examples: no engine, no evaluation. It
+is what one core can do at best, so parallelism 2 is held against twice its rate (issue 20: P=1
+at least 0.9 of the in-process engine, P=2 at least 0.8 of twice the plain loop, both by the
+job's clock). ``--cpu`` adds where the cores went during each Flink run's clock: the CPU of
+the client, the JVM and each Python worker, from ``/proc``.
 """
 
 from __future__ import annotations
@@ -13,7 +24,9 @@ import argparse
 import gzip
 import importlib.util
 import json
+import os
 import socket
+import sys
 import threading
 import time
 import urllib.request
@@ -24,6 +37,8 @@ from foldstream.job.runner import run_configuration
 
 LEARNERS = ("learners=[{name: nb, model: river.naive_bayes.GaussianNB}, "
             "{name: ht, model: river.tree.HoeffdingTreeClassifier}]")
+NOCHANGE = "learners=[{name: nc, model: river.dummy.NoChangeClassifier}]"
+PLAIN = "plain loop"
 
 
 class Clock:
@@ -79,6 +94,76 @@ class CheckpointWatch:
         return [self.completed[i] for i in sorted(self.completed)]
 
 
+class ProcessCpu:
+    """The CPU this process and its descendants (the JVM of the local mini-cluster, its Python
+    workers) use while a run goes on, sampled from ``/proc`` every 0.2 s. :meth:`cores` gives
+    each process's cores over the last ``seconds`` of the run (the job's clock)."""
+
+    def __init__(self) -> None:
+        self.samples: list[tuple[float, dict[int, tuple[str, float]]]] = []
+        self.stop = threading.Event()
+        self.tick = os.sysconf("SC_CLK_TCK")
+        self.thread = threading.Thread(target=self._poll, daemon=True)
+        self.thread.start()
+
+    def _children(self) -> dict[int, list[int]]:
+        children: dict[int, list[int]] = {}
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/stat") as f:
+                        ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                except (OSError, IndexError, ValueError):
+                    continue
+                children.setdefault(ppid, []).append(int(entry))
+        return children
+
+    def _sample(self) -> dict[int, tuple[str, float]]:
+        children, out, todo = self._children(), {}, [os.getpid()]
+        mine = set()
+        while todo:  # the client and the JVM it started
+            pid = todo.pop()
+            mine.add(pid)
+            todo += children.get(pid, [])
+        for pid in [int(e) for e in os.listdir("/proc") if e.isdigit()]:
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    cmd = f.read().decode(errors="replace")
+                if pid not in mine and not ("beam_boot" in cmd and sys.prefix in cmd):
+                    continue  # the Python workers are not the JVM's children (a shell between)
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            kind = ("client" if pid == os.getpid() else "JVM" if "java" in cmd.split("\0")[0]
+                    else "Python worker" if "beam_boot" in cmd else "")
+            if kind:
+                out[pid] = (kind, (int(fields[11]) + int(fields[12])) / self.tick)
+        return out
+
+    def _poll(self) -> None:
+        while True:
+            self.samples.append((time.perf_counter(), self._sample()))
+            if self.stop.wait(0.2):
+                return
+
+    def cores(self, seconds: float) -> list[tuple[str, float]]:
+        """(process kind, cores) over the last ``seconds`` before :meth:`close`, busiest first;
+        a process that ended before (a Python worker whose tasks finished) counts up to its
+        last sample."""
+        self.stop.set()
+        self.thread.join()
+        end_t = self.samples[-1][0]
+        start_t, start = min(self.samples, key=lambda s: abs(s[0] - (end_t - seconds)))
+        span = max(end_t - start_t, 1e-9)
+        last: dict[int, tuple[str, float]] = {}
+        for _, sample in self.samples:
+            last.update(sample)
+        rows = [(kind, (cpu - start.get(pid, (kind, cpu))[1]) / span)
+                for pid, (kind, cpu) in last.items() if pid in start]
+        return sorted(rows, key=lambda r: -r[1])
+
+
 def kafka_jars() -> list[str]:
     from foldstream.job.engines.flink.deps import ensure_kafka_jars
     return [str(p) for p in ensure_kafka_jars()]
@@ -126,13 +211,41 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def run_once(name: str, overrides: list[str], base: list[str]) -> tuple[float, float]:
+def load() -> str:
+    return "load average " + " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def plain_rate(base: list[str]) -> float:
+    """Examples per second of the plain learner loop over the run's examples (module doc)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_inprocess import plain_loop
+
+    from foldstream.job.plans import make_plans, open_source
+    from foldstream.operators.records import Example
+
+    config = load_config(None, base)
+    examples = [e for e in open_source(config) if isinstance(e, Example)]
+    rate = len(examples) / plain_loop(make_plans(config), examples)
+    print(f"{PLAIN:22} {rate:7.1f} examples/s, {len(examples)} examples ({load()})", flush=True)
+    return rate
+
+
+def run_once(name: str, overrides: list[str], base: list[str],
+             cpu: bool = False) -> tuple[float, float]:
     """One run: (examples per second by the job's clock, seconds outside that clock)."""
+    if name == PLAIN:
+        return plain_rate(base + overrides), 0.0
     config = load_config(None, base + overrides)
     clock = Clock()
+    watch = ProcessCpu() if cpu else None
     run_configuration(config, write=False, on_record=clock)
     print(f"{name:22} {clock.rate():7.1f} examples/s from the first example to the end "
-          f"(+ {clock.startup():.1f} s before the first example and after the end)", flush=True)
+          f"(+ {clock.startup():.1f} s before the first example and after the end; {load()})",
+          flush=True)
+    if watch is not None:
+        print(" " * 23 + "cores during the job's clock: " + ", ".join(
+            f"{kind} {c:.2f}" for kind, c in watch.cores(clock.summary["wall_time_s"])),
+            flush=True)
     return clock.rate(), clock.startup()
 
 
@@ -174,19 +287,26 @@ def main() -> None:
                         help="compare the two keyings of the learner tasks at P=2 instead")
     parser.add_argument("--slots", action="store_true",
                         help="compare engine.learner_slots own and shared at P=1 and P=2 instead")
+    parser.add_argument("--learners", choices=["pair", "nochange"], default="pair",
+                        help="GaussianNB + HoeffdingTree (pair, the default) or river's "
+                             "NoChangeClassifier alone (the engines' own work)")
+    parser.add_argument("--cpu", action="store_true",
+                        help="print each process's cores during every run's clock (/proc)")
     parser.add_argument("--only", default=None, metavar="NAME",
                         help="run only the engines whose name contains NAME (e.g. 'P=1')")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="one more configuration override for every run "
                              "(e.g. engine.bundle_time_ms=50)")
     args = parser.parse_args()
-    base = [LEARNERS, "evaluation.folds=10", f"engine.batch_size={args.batch_size}", *args.set]
+    learners = LEARNERS if args.learners == "pair" else NOCHANGE
+    base = [learners, "evaluation.folds=10", f"engine.batch_size={args.batch_size}", *args.set]
     if args.subtract and not args.limit:
         parser.error("--subtract needs --limit")
     if args.limit and not args.subtract:
         base.append(f"source.limit={args.limit}")
     flink = ["engine.kind=flink"]
-    runs = [("inprocess", []),
+    runs = [(PLAIN, []),
+            ("inprocess", []),
             ("flink P=1", flink + ["engine.parallelism=1"]),
             ("flink P=2", flink + ["engine.parallelism=2"])]
     watch_port = None
@@ -216,10 +336,12 @@ def main() -> None:
     for _ in range(args.repeat):
         for name, overrides in runs:
             watch = CheckpointWatch(watch_port) if watch_port and "10 s" in name else None
-            if args.subtract:
+            if args.subtract and name == PLAIN:
+                rate, _ = run_once(name, [f"source.limit={args.limit}"], base)
+            elif args.subtract:
                 rate = marginal_rate(name, overrides, base, args.subtract, args.limit)
             else:
-                rate, _ = run_once(name, overrides, base)
+                rate, _ = run_once(name, overrides, base, cpu=args.cpu)
             best[name] = max(best.get(name, 0.0), rate)
             if watch is not None:
                 checkpoints += [{**c, "run": name} for c in watch.close()]
@@ -240,8 +362,12 @@ def main() -> None:
         for p in (1, 2):
             print(f"P={p}: own / shared {best[f'P={p} own'] / best[f'P={p} shared']:.3f}")
     elif not args.only:
-        print(f"flink P=1 / in-process: {best['flink P=1'] / best['inprocess']:.3f}")
+        print(f"flink P=1 / in-process: {best['flink P=1'] / best['inprocess']:.3f} "
+              f"(target >= 0.9)")
         print(f"flink P=2 / flink P=1:  {best['flink P=2'] / best['flink P=1']:.3f}")
+        print(f"in-process / plain loop: {best['inprocess'] / best[PLAIN]:.3f}")
+        print(f"flink P=2 / (2 x plain loop): {best['flink P=2'] / (2 * best[PLAIN]):.3f} "
+              f"(target >= 0.8)")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@
 Every operator keeps its stage objects in one keyed ``ValueState`` (pickled), so a checkpoint
 holds the learners, windows and pending batches, and a restart resumes exactly. The fan-out of a
 stream runs in one subtask (keyed by stream) so that every fold receives its batches in order.
-The folds are keyed by a route chosen in :mod:`foldstream.job.engines.flink.routing` to spread them evenly.
+The folds are keyed by a route chosen in :mod:`foldstream.job.engines.flink.routing` to spread
+them evenly, in Java (:data:`ROUTED_TYPE`): no Python operator between fan-out and learners.
 Examples reach the fan-out as raw text and are parsed there, keyed by stream in Java: a Kafka
 row crosses from Java into Python once before it is batched, a client item twice (the ``items``
 map looks it up by its sequence number), never pickled.
@@ -93,6 +94,13 @@ class StreamEnd:
 #: from Java to Python as strings (Flink's own coders) and is never pickled on the way (PICKLED
 #: records cost a cloudpickle per example).
 RAW_ITEM_TYPE = Types.ROW([Types.STRING(), Types.STRING()])
+
+#: The fan-out's fold batches on their way to the learners: ``Row(route, (route, learner,
+#: batch))``, keyed by ``route`` in Java (:func:`~foldstream.job.engines.flink.env.key_by_first_field`),
+#: as the source items are. With ``key_by`` and a Python selector each fold batch went through
+#: one more Python operator (unpickled, keyed, pickled again) whose bundle held it up to a bundle
+#: time; bench/README.md measures the difference.
+ROUTED_TYPE = Types.ROW([Types.STRING(), PICKLED])
 
 
 def encode_item(item: Example | LabelOnly | Rejected) -> tuple[str, str]:
@@ -244,13 +252,14 @@ class FanOutFunction(_KeyedStateFunction):
         self.state.update(head)
 
     @staticmethod
-    def _fan_out(head: _StreamHead, fold_batches: list) -> Iterator[tuple[str, int | None, FoldBatch]]:
-        """Each fold batch to its fold's routes (a ``DelayFoldBatch`` as a ``FoldBatch``)."""
+    def _fan_out(head: _StreamHead, fold_batches: list) -> Iterator[Row]:
+        """Each fold batch to its fold's routes (a ``DelayFoldBatch`` as a ``FoldBatch``), as
+        ``Row(route, (route, learner, batch))`` (:data:`ROUTED_TYPE`), keyed by route in Java."""
         for fold_batch in fold_batches:
             if trace.TRACE_FILE and fold_batch.fold == 0:
                 trace.stage("fan-out", fold_batch.stream, _end(fold_batch, head.position))
             for route, learner in head.targets[fold_batch.fold]:
-                yield route, learner, fold_batch
+                yield Row(route, (route, learner, fold_batch))
 
 
 def _end(batch, position: int) -> int:
@@ -393,9 +402,9 @@ def build(env: StreamExecutionEnvironment, config: Config,
         flush_ms = None
     keying = config.engine.keying
     fanned = (keyed.process(FanOutFunction(plans, parallelism, flush_ms, keying, decode),
-                            output_type=PICKLED)
+                            output_type=ROUTED_TYPE)
               .name("fan-out"))
-    reports = (fanned.key_by(_route, key_type=Types.STRING())
+    reports = (key_by_first_field(fanned, PICKLED)
                .process(FoldFunction(plans, parallelism), output_type=PICKLED)
                .name("learners+evaluator" if keying == "fold" else "learners"))
     if config.engine.learner_slots == "own":
