@@ -68,6 +68,15 @@ class Cell:
         return f"{ours}<br>paper {paper}"
 
 
+def _count(n: int, what: str) -> str:
+    """``n`` and ``what``, plural unless one.
+
+    >>> _count(1, "replication"), _count(20, "replication")
+    ('1 replication', '20 replications')
+    """
+    return f"{n} {what}" if n == 1 else f"{n} {what}s"
+
+
 def load_paper(path: Path = PAPER) -> dict:
     """The paper's tables (``paper.yaml``)."""
     return yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -137,8 +146,8 @@ def report(results_path: Path, paper: dict | None = None) -> tuple[str, dict[str
     datasets = sorted({r.dataset for r in results})
     partial = runs < paper["runs"]
     title = ("# Bifet et al. (KDD 2015), Tables 2, 3 and 4, rerun"
-             + (f" — partial: {runs} replications a cell (the goal is {paper['runs']})"
-                if partial else f" ({runs} replications a cell)"))
+             + (f" — partial: {_count(runs, 'replication')} a cell (the goal is {paper['runs']})"
+                if partial else f" ({_count(runs, 'replication')} a cell)"))
     parts = [title, "",
              f"From `{results_path.name}`: {len(results)} runs, replications 0 to "
              f"{replications - 1}, {len(datasets)} streams. Each cell: the fraction of runs that "
