@@ -133,8 +133,10 @@ def per_stream(rates: Sequence[Rate], paper: dict, key: str, test: str) -> tuple
     return lines, cells_out
 
 
-def report(results_path: Path, paper: dict | None = None) -> tuple[str, dict[str, list[Cell]]]:
-    """The Markdown of the three tables, and the per-stream cells of each test."""
+def report(results_path: Path, paper: dict | None = None
+           ) -> tuple[str, dict[str, list[Cell]], int]:
+    """The Markdown of the three tables, the per-stream cells of each test, and the fewest
+    replications a cell has."""
     paper = paper or load_paper()
     results, _ = read_results(results_path)
     if not results:
@@ -169,10 +171,10 @@ def report(results_path: Path, paper: dict | None = None) -> tuple[str, dict[str
         parts += [f"## {heading}", "",
                   f"The final report; the last row is our rate pooled over the streams, beside "
                   f"the paper's average.", ""] + lines + [""]
-    return "\n".join(parts), cells
+    return "\n".join(parts), cells, runs
 
 
-def figure(cells: dict[str, list[Cell]], runs: str = ""):
+def figure(cells: dict[str, list[Cell]], note: str = ""):
     """Ours against the paper's, one point per stream, condition and mode; the diagonal is
     agreement."""
     import matplotlib
@@ -204,19 +206,19 @@ def figure(cells: dict[str, list[Cell]], runs: str = ""):
     handles += [plt.Line2D([], [], color="black", marker=m, linestyle="", label=k)
                 for k, m in markers.items()]
     fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
-    fig.suptitle(f"rejection rates per stream, ours against Bifet et al. (2015){runs}", fontsize=10)
+    fig.suptitle(f"rejection rates per stream, ours against Bifet et al. (2015){note}", fontsize=10)
     fig.tight_layout(rect=(0, 0.07, 1, 1))
     return fig
 
 
 def main(results_path: Path, out: Path = HERE) -> Path:
     """Write ``tables.md`` and ``tables.png`` into ``out``."""
-    text, cells = report(results_path)
+    text, cells, runs = report(results_path)
     out.mkdir(parents=True, exist_ok=True)
     (out / "tables.md").write_text(text + "\n", encoding="utf-8")
     import matplotlib.pyplot as plt
 
-    fig = figure(cells)
+    fig = figure(cells, f", {_count(runs, 'replication')} a cell")
     fig.savefig(out / "tables.png", dpi=120)
     plt.close(fig)
     return out
