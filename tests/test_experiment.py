@@ -56,7 +56,7 @@ def test_the_small_experiment_end_to_end(tmp_path, capsys):
     # rates.json: every (dataset or all, mode, condition, test, look), recomputed here from
     # the results file by counting
     rates = json.loads((out / "rates.json").read_text())
-    assert len(rates) == 3 * 3 * 4 * 4 * 2
+    assert len(rates) == 3 * 3 * 4 * len(TESTS) * 2
     assert set(rates[0]) == {"dataset", "mode", "condition", "test", "look", "rate", "low",
                              "high", "replications"}
     for rate in rates:
@@ -107,7 +107,7 @@ def test_rates_and_wilson_intervals_of_hand_made_results():
                _result("sea", "cv", 2, False, True), _result("sea", "cv", 3, False, False),
                _result("elec", "cv", 0, False, True), _result("elec", "cv", 1, False, True)]
     rates = {(r.dataset, r.test, r.look): r for r in rejection_rates(results)}
-    assert len(rates) == 3 * 4 * 2
+    assert len(rates) == 3 * len(TESTS) * 2
     expected = {("sea", "final"): (1, 4), ("sea", "any"): (3, 4), ("elec", "final"): (0, 2),
                 ("elec", "any"): (2, 2), ("all", "final"): (1, 6), ("all", "any"): (5, 6)}
     for (dataset, look), (hits, n) in expected.items():

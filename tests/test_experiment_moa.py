@@ -130,20 +130,21 @@ PAPER = TINY.parent / "bifet2015-paper.yaml"
 
 def test_the_paper_scale_experiment_is_valid_and_builds_every_stream():
     """conf/experiments/bifet2015-paper.yaml: the generated streams of Bifet et al.'s Tables
-    3-4 and Electricity (Covertype is added by hand from a local copy), MOA's design, the
+    3-4, Covertype (fetched on first use, dataset://covtype) and Electricity, MOA's design, the
     paper's size; each generator is seeded and yields its features."""
     from foldstream.connectors.generators import make_generator
 
     experiment = load_experiment(PAPER)
     assert [d.name for d in experiment.datasets] == [
-        "elec", "led50000", "sea50", "sea50000", "hyp10_0.001", "hyp10_0.0001",
+        "covtype", "elec", "led50000", "sea50", "sea50000", "hyp10_0.001", "hyp10_0.0001",
         "rbf0_0", "rbf50_0.001", "rbf10_0.001", "rbf50_0.0001", "rbf10_0.0001"]
     assert (experiment.folds, experiment.replications, experiment.modes) == \
         (10, 50, ["bootstrap", "cv", "split"]) and experiment.n >= 10_000
     assert experiment.learner.model.startswith("moa.") and \
         experiment.conditions.exact_null.model.startswith("moa.")
     widths = {}
-    for dataset in experiment.datasets[1:]:
+    assert experiment.datasets[0].source.label == "Cover_Type"
+    for dataset in experiment.datasets[2:]:
         source = dataset.source
         first = [x for x, _ in make_generator(source.model, source.params, 5).take(3)]
         again = [x for x, _ in make_generator(source.model, source.params, 5).take(3)]

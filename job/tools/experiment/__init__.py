@@ -14,7 +14,8 @@ repeats ordinary evaluations, each one a run of the same stages as ``foldstream 
   are read. The verdicts use ``correction: none``, so each pair is tested at ``alpha``
   (docs/method.md §12), like the fold tests.
 * **tests**: McNemar (pooled over folds), the sign and Wilcoxon tests over folds (§6) on
-  ``accuracy``, and the §12 verdict (a decided verdict is a rejection). Each is read at the
+  ``accuracy``, the §12 verdict and the §15 regime verdict (a decided verdict is a rejection;
+  a results line written before the regime verdicts were read has none). Each is read at the
   final report and at every report ("any": what a reader who watches sees).
 * **seeds**: replication ``r`` has the seed :func:`replication_seed` ``(seed, r)``: it seeds a
   generator's data, the evaluation (bootstrap weights, fold assignment: a file's only source of

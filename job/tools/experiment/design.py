@@ -25,7 +25,7 @@ from foldstream.operators.sequential import UNDECIDED
 from foldstream.operators.weights import derive_seed
 
 #: The tests measured, in the table's order.
-TESTS = ("mcnemar", "sign", "wilcoxon", "verdict")
+TESTS = ("mcnemar", "sign", "wilcoxon", "verdict", "regime")
 #: The looks: the final report, and any report (the final one included).
 LOOKS = ("final", "any")
 #: The validation modes an experiment compares.
@@ -426,15 +426,22 @@ class ReplicationResult:
 
 def rejects(record: dict[str, Any], test: str) -> bool:
     """Whether a ``comparison`` record's test rejects; for ``verdict``, whether its live
-    verdict is decided (docs/method.md §12: any decided verdict on a true null is false).
+    verdict is decided (docs/method.md §12: any decided verdict on a true null is false), and
+    for ``regime`` its regime verdict (§15; none recorded: not decided).
 
     >>> rejects({"sign": {"reject": True}}, "sign")
     True
     >>> rejects({"sequential": {"verdict": "undecided"}}, "verdict")
     False
+    >>> rejects({"sequential": {"verdict": "undecided", "regime": {"verdict": "b_better"}}},
+    ...         "regime")
+    True
     """
-    if test == "verdict":
-        return (record.get("sequential") or {}).get("verdict", UNDECIDED) != UNDECIDED
+    if test in ("verdict", "regime"):
+        live = record.get("sequential") or {}
+        if test == "regime":
+            live = live.get("regime") or {}
+        return live.get("verdict", UNDECIDED) != UNDECIDED
     return bool(record[test]["reject"])
 
 

@@ -26,7 +26,7 @@ from foldstream.job.tools.tables import typed
 CONFIDENCE = 0.95
 
 _TEST_NAMES = {"mcnemar": "McNemar", "sign": "sign test", "wilcoxon": "Wilcoxon",
-               "verdict": "verdict (§12)"}
+               "verdict": "verdict (§12)", "regime": "regime verdict (§15)"}
 
 
 def wilson(successes: int, trials: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
@@ -220,7 +220,7 @@ def rates_figure(rates: Sequence[Rate], alpha: float, dataset: str = "all"):
                                 markersize=4.5, capsize=2, linewidth=1,
                                 label=f"{mode}, {look}" if i == 0 else None)
         ax.axhline(alpha, color="grey", linestyle="--", linewidth=1)
-        ax.set_xticks(range(len(TESTS)), [_TEST_NAMES[t].replace(" (§12)", "") for t in TESTS],
+        ax.set_xticks(range(len(TESTS)), [_TEST_NAMES[t].split(" (")[0] for t in TESTS],
                       fontsize=8)
         ax.set_title(condition, fontsize=10)
         ax.set_ylim(-0.03, 1.03)

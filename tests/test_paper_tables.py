@@ -1,0 +1,92 @@
+"""docs/experiments/bifet2015-paper/tables.py: Bifet et al.'s Tables 2, 3 and 4 from a small
+hand-made results file, each cell beside the paper's number; and the transcription of the
+paper's numbers (paper.yaml) checked against its own averages."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from foldstream.job.tools.experiment import TESTS, Outcome, ReplicationResult, wilson
+
+HERE = Path(__file__).resolve().parents[1] / "docs" / "experiments" / "bifet2015-paper"
+
+
+@pytest.fixture(scope="module")
+def tables():
+    spec = importlib.util.spec_from_file_location("paper_tables", HERE / "tables.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclass looks its module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def result(dataset: str, mode: str, replication: int, rejects: set[tuple[str, str]]):
+    """A results line in which test ``t`` of condition ``c`` rejects iff ``(c, t)`` is in
+    ``rejects`` (at the final report and so at any)."""
+    outcomes = {c: {t: Outcome((c, t) in rejects, (c, t) in rejects, 2000 if (c, t) in rejects
+                               else None) for t in TESTS}
+                for c in ("no_change", "noise_0.05", "noise_0.10", "exact_null")}
+    return ReplicationResult("fp", dataset, mode, replication, 1, 10000, 5, outcomes)
+
+
+def test_paper_numbers_agree_with_the_papers_own_averages(tables):
+    paper = tables.load_paper()
+    assert paper["runs"] == 50 and len(paper["columns"]) == 9
+    for key in ("table3", "table4"):
+        rows = [r for r in paper[key] if r["dataset"] != "all"]
+        average = next(r for r in paper[key] if r["dataset"] == "all")["values"]
+        assert len(rows) == 13 and all(len(r["values"]) == 9 for r in rows)
+        for j, printed in enumerate(average):  # each value rounded to 0.01: the mean within 0.01
+            assert abs(sum(r["values"][j] for r in rows) / 13 - printed) <= 0.01, (key, j)
+    # the per-stream averages are Table 2's McNemar non-prequential and Wilcoxon prequential rows
+    rows2 = {(r["test"], r["prequential"]): r["values"] for r in paper["table2"]}
+    assert rows2[("mcnemar", False)] == paper["table3"][-1]["values"]
+    assert rows2[("wilcoxon", True)] == paper["table4"][-1]["values"]
+
+
+def test_tables_from_a_small_results_file(tables, tmp_path):
+    lines = []
+    for r in range(4):  # covtype: McNemar rejects no_change in replications 0 to 2 (bootstrap)
+        for dataset in ("covtype", "elec"):
+            for mode in ("bootstrap", "cv", "split"):
+                hits = {("noise_0.10", "wilcoxon"), ("noise_0.10", "mcnemar")}
+                if dataset == "covtype" and mode == "bootstrap" and r < 3:
+                    hits.add(("no_change", "mcnemar"))
+                lines.append(result(dataset, mode, r, hits).to_json())
+    results = tmp_path / "results.jsonl"
+    results.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tables.main(results, tmp_path / "out")
+    text = (out / "tables.md").read_text(encoding="utf-8")
+    assert (out / "tables.png").stat().st_size > 0
+    assert "partial: 4 replications a cell (the goal is 50)" in text.splitlines()[0]
+    low, high = wilson(3, 4)
+    table3 = text[text.index("## Table 3"):text.index("## Table 4")]
+    row = next(line for line in table3.splitlines() if line.startswith("| CovTYPE (`covtype`)"))
+    cells = row.split(" | ")[1:]
+    assert cells[0] == f"0.75 ({low:.2f}–{high:.2f})<br>paper 0.86"  # inside the interval
+    assert cells[3] == "0.00 (0.00–0.49)<br>paper **0.97**"  # noise_0.05 bootstrap: outside
+    assert cells[6] == "1.00 (0.51–1.00)<br>paper 0.98"
+    poker = next(line for line in table3.splitlines() if line.startswith("| POKER"))
+    assert "not built here" in poker and "—<br>paper 0.73" in poker
+    table4 = text[text.index("## Table 4"):]
+    elec = next(line for line in table4.splitlines() if line.startswith("| ELECTRICITY"))
+    assert elec.split(" | ")[1] == "0.00 (0.00–0.49)<br>paper 0.12"  # Wilcoxon: Table 4's 0.12
+    # pooled (8 runs a cell): McNemar no_change bootstrap 3 of 8, beside the prequential 0.77
+    low, high = wilson(3, 8)
+    table2 = text[text.index("## Table 2"):text.index("## Table 3")]
+    mcnemar = next(line for line in table2.splitlines() if line.startswith("| McNemar, final"))
+    assert mcnemar.split(" | ")[1] == f"0.38 ({low:.2f}–{high:.2f})<br>paper **0.77**"
+    assert any(line.startswith("| verdict (§12), any report") for line in table2.splitlines())
+    average = next(line for line in table3.splitlines() if line.startswith("| Average"))
+    assert average.split(" | ")[1].startswith(f"0.38 ({low:.2f}")
+
+
+def test_an_empty_results_file_is_named(tables, tmp_path):
+    empty = tmp_path / "none.jsonl"
+    empty.write_text("", encoding="utf-8")
+    with pytest.raises(SystemExit, match="no replication results"):
+        tables.report(empty)
