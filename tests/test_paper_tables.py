@@ -36,6 +36,10 @@ def result(dataset: str, mode: str, replication: int, rejects: set[tuple[str, st
 def test_paper_numbers_agree_with_the_papers_own_averages(tables):
     paper = tables.load_paper()
     assert paper["runs"] == 50 and len(paper["columns"]) == 9
+    for key in ("table3", "table4"):  # a stream's name whole ("HYP(10,0.001)", quoted in YAML)
+        for row in paper[key]:
+            assert set(row) == {"stream", "dataset", "values"}, row
+            assert row["stream"].count("(") == row["stream"].count(")"), row
     for key in ("table3", "table4"):
         rows = [r for r in paper[key] if r["dataset"] != "all"]
         average = next(r for r in paper[key] if r["dataset"] == "all")["values"]
