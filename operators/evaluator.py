@@ -143,12 +143,9 @@ class _PairCounts:
     def b(self) -> float:
         return float(self._ab[1])
 
-    def update(self, code: int, shared: float) -> None:
-        """``code``: 1 for A wrong and B right, 2 for the opposite, 0 otherwise."""
-        self.update_many(np.array([code]), np.array([shared], dtype=np.int64))
-
     def update_many(self, codes: np.ndarray, shared: np.ndarray | None) -> None:
-        """:meth:`update` for each code in turn (``shared``: each one's shared window size)."""
+        """Count ``codes`` in turn (1: A wrong and B right, 2: the opposite, 0 otherwise;
+        ``shared``: each one's shared window size, ``None`` for cumulative and fading)."""
         if self.kind == "cumulative":  # integer-valued sums: the same in one step
             self._ab[0] += int(np.count_nonzero(codes == 1))
             self._ab[1] += int(np.count_nonzero(codes == 2))
@@ -258,7 +255,6 @@ class FoldEvaluator:
         self._delay_sum = 0
         self._delay_max = 0
         self._reported_state: tuple[int, int] | None = None  # (position, labelled) of a report
-        self._order = {name: i for i, name in enumerate(self._learners)}
         self._state_format = STATE_FORMAT
 
     def __setstate__(self, state: dict) -> None:

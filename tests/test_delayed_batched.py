@@ -106,12 +106,13 @@ class OldFoldEvaluator(FoldEvaluator):
                 self._losses_since[name].append(loss)
         if self.plan.losses:
             self._scored_since.append(True)
-        order = self._order
+        order = {name: i for i, name in enumerate(self._learners)}
         for a, b, counts in self._pairs.values():
             ia, ib = order[a], order[b]
             wa, wb = wrong[ia], wrong[ib]
             code = 1 if wa and not wb else 2 if wb and not wa else 0
-            counts.update(code, min(sizes[ia], sizes[ib]) if track_sizes else 0)
+            counts.update_many(np.array([code]), np.array([min(sizes[ia], sizes[ib])])
+                               if track_sizes else None)
 
 
 LEARNERS = ("a", "b", "c")
