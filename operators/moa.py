@@ -376,15 +376,13 @@ class MoaClassifier:
         if rows is not None:
             return rows, None, None
         learner = self._java()
-        features, nominal = self.features, self.nominal
+        nominal = self.nominal
         if xs and not nominal and all(v is not None and not isinstance(v, str)
                                       for v in xs[0].values()):
             # the first example's new features, all numbers, as the loop below would add
             # them; then the fast path again (a batch's first rows give every feature)
-            for name in xs[0]:
-                if name not in features:
-                    features[name] = len(features)
-                    learner.addNumeric(str(name))
+            for name, value in xs[0].items():
+                self._feature(name, value)
             rows = self._numeric_rows(xs)
             if rows is not None:
                 return rows, None, None
@@ -392,14 +390,7 @@ class MoaClassifier:
             for name, value in x.items():
                 if value is None:
                     continue
-                index = features.get(name)
-                if index is None:
-                    index = features[name] = len(features)
-                    if isinstance(value, str):
-                        nominal[index] = {}
-                        learner.addNominal(str(name))
-                    else:
-                        learner.addNumeric(str(name))
+                index = self._feature(name, value)
                 codes = nominal.get(index)
                 if codes is not None:
                     if not isinstance(value, str):
@@ -412,6 +403,19 @@ class MoaClassifier:
                     return self._rows(xs[:i]), i, (f"feature {name!r}: {value!r} is text, but its "
                                                    f"first value was a number (a numeric attribute)")
         return self._rows(xs), None, None
+
+    def _feature(self, name: Any, value: Any) -> int:
+        """The header's index of feature ``name``, added on its first (non-missing) value:
+        nominal when that value is text, numeric otherwise."""
+        index = self.features.get(name)
+        if index is None:
+            index = self.features[name] = len(self.features)
+            if isinstance(value, str):
+                self.nominal[index] = {}
+                self._java().addNominal(str(name))
+            else:
+                self._java().addNumeric(str(name))
+        return index
 
     def _numeric_rows(self, xs: Sequence[dict]) -> np.ndarray | None:
         """The common case fast: every example has exactly the known features, all numeric
