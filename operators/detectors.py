@@ -246,6 +246,16 @@ def stats_size(classes: int) -> int:
     return _ROWS + classes + classes * (classes + 1)
 
 
+def cm_slot(classes: int, t: int, p: int) -> int:
+    """The index of confusion cell ``(t, p)`` (``p`` -1: no prediction) in a window's counts
+    array for ``classes`` classes.
+
+    >>> cm_slot(2, 0, -1), cm_slot(2, 1, 1), stats_size(2) - 1
+    (5, 10, 10)
+    """
+    return _ROWS + classes + t * (classes + 1) + p + 1
+
+
 def fade(values: np.ndarray, alpha: float, start: float) -> float:
     """``s = v + alpha * s`` for each of ``values`` in turn, from ``start``: a faded sum.
 

@@ -128,8 +128,8 @@ class Window:
 
     def _cm_slots(self) -> list[tuple[int, int, int]]:
         """``(t, p, slot)`` of every confusion cell, by true then predicted class."""
-        classes, base = self._classes, 3 + self._classes
-        return [(t, p, base + t * (classes + 1) + p + 1)
+        classes = self._classes
+        return [(t, p, detectors.cm_slot(classes, t, p))
                 for t in range(classes) for p in range(-1, classes)]
 
     def counts(self) -> Counts:
@@ -244,7 +244,7 @@ def _sliding_from_dicts(state: dict) -> dict:
     window._ring_state[:] = (0, len(buffer))
     agg, classes = window._agg, window._classes
     for (t, p), c in state["_cm"].items():
-        agg[3 + classes + t * (classes + 1) + p + 1] = c
+        agg[detectors.cm_slot(classes, t, p)] = c
     for t, c in state["_rows"].items():
         agg[3 + t] = c
     agg[:3] = (state["_n"], state["_maj"], state["_per"])
@@ -319,7 +319,7 @@ def _fading_from_dicts(state: dict) -> dict:
         window._grow(max(max(t, p) for t, p in cm) + 1)
     agg, order, classes = window._agg, window._order, window._classes
     for i, ((t, p), v) in enumerate(cm.items(), start=1):
-        slot = 3 + classes + t * (classes + 1) + p + 1
+        slot = detectors.cm_slot(classes, t, p)
         agg[slot], order[slot] = v, i
     for i, (t, v) in enumerate(rows.items(), start=len(cm) + 1):
         agg[3 + t], order[3 + t] = v, i
