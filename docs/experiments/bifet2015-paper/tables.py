@@ -7,7 +7,9 @@ null, which the paper did not run), Table 3 (McNemar per stream) and Table 4 (Wi
 stream), each cell the fraction of replications that rejected with its 95% Wilson interval
 (the experiment's own :func:`~foldstream.job.tools.experiment.rejection_rates`) and the
 published number (``paper.yaml``, transcribed from the paper), in bold where it lies outside our
-interval. A figure puts every per-stream cell of ours against the paper's. It reads only the
+interval. A figure puts every per-stream cell of ours against the paper's, and a last table
+shows what the tests were shown: the accuracy gap between the two seeds and the drop the noise
+filter made, per stream (the evidence for the disagreements discussed in README.md). It reads only the
 results file, so it can be run on a partial one while the experiment goes on::
 
     python docs/experiments/bifet2015-paper/tables.py RESULTS.jsonl [OUT_DIR]
@@ -146,10 +148,9 @@ def report(results_path: Path, paper: dict | None = None
     runs = min(r.replications for r in rates if r.dataset != "all")
     replications = len({r.replication for r in results})
     datasets = sorted({r.dataset for r in results})
-    partial = runs < paper["runs"]
-    title = ("# Bifet et al. (KDD 2015), Tables 2, 3 and 4, rerun"
-             + (f" — partial: {_count(runs, 'replication')} a cell (the goal is {paper['runs']})"
-                if partial else f" ({_count(runs, 'replication')} a cell)"))
+    fewer = runs < paper["runs"]
+    title = (f"# Bifet et al. (KDD 2015), Tables 2, 3 and 4, rerun: {_count(runs, 'replication')} "
+             f"a cell" + (f" (the paper's: {paper['runs']})" if fewer else ""))
     parts = [title, "",
              f"From `{results_path.name}`: {len(results)} runs, replications 0 to "
              f"{replications - 1}, {len(datasets)} streams. Each cell: the fraction of runs that "
@@ -158,9 +159,11 @@ def report(results_path: Path, paper: dict | None = None
              f"where it lies outside our interval. no_change and exact_null: a rejection is a "
              f"Type I error; noise_*: a detection. The exact null (docs/method.md §14) is not "
              f"in the paper.", ""]
-    if partial:
-        parts += [f"**Partial**: the experiment is still running; these tables hold the "
-                  f"replications finished so far and are replaced when it ends.", ""]
+    if fewer:
+        parts += [f"The paper ran {paper['runs']} replications a cell; these tables hold "
+                  f"{_count(runs, 'replication')} a cell at the least. The results file is "
+                  f"resumable (`--set replications={paper['runs']}` continues it) and the tables "
+                  f"are made again from it.", ""]
     parts += ["## Table 2: every test, pooled over the streams", "",
               "The paper's numbers are its prequential rows (this experiment is prequential); "
               "they stand beside our final report, the paper's only look.", ""]
@@ -171,7 +174,58 @@ def report(results_path: Path, paper: dict | None = None
         parts += [f"## {heading}", "",
                   f"The final report; the last row is our rate pooled over the streams, beside "
                   f"the paper's average.", ""] + lines + [""]
+    parts += gaps(results, [r["dataset"] for r in paper["table3"]
+                            if r["dataset"] not in (None, "all")]) + [""]
     return "\n".join(parts), cells, runs
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _three(values: Sequence[float | None], digits: int = 4) -> str:
+    """Values per mode, ``a / b / c`` (``—`` where none).
+
+    >>> _three([0.00123, None, 0.1], 3)
+    '0.001 / — / 0.100'
+    """
+    return " / ".join("—" if v is None else f"{v:.{digits}f}" for v in values)
+
+
+def gaps(results: Sequence, datasets: Sequence[str]) -> list[str]:
+    """What the tests were shown: per stream, A's accuracy, the gap between the two seeds under
+    no change (``|A - B|``, each learner's mean over the folds at the final report), the same
+    gap in the runs where McNemar rejected and where it did not, and the accuracy the noise
+    filter took away (``B - B_noise_0.05``: the same model, inside and outside the filter)."""
+    rows = ["## Behind the rates: the differences the tests were shown", "",
+            "Per stream, each learner's accuracy (its mean over the 10 folds at the final report, "
+            "as the results file keeps it), averaged over the runs; three numbers are bootstrap / "
+            "cv / split. *Seed gap*: `|A - B|` under no change, two seeds of one design. "
+            "*McNemar's runs*: the seed gap where McNemar rejected under no change, and where it "
+            "did not (all modes). *Noise drop*: `B - B_noise_0.05`, what the filter of 0.05 took "
+            "from the same model; *ratio*: the noise drop over the seed gap (all modes).", "",
+            "| stream | A's accuracy | seed gap | McNemar's runs: rejected / not | noise drop | ratio |",
+            "|---|---|---|---|---|---|"]
+    modes = ("bootstrap", "cv", "split")
+    for dataset in list(datasets) + ["all"]:
+        mine = [r for r in results if dataset in ("all", r.dataset)
+                and {"A", "B", "B_noise_0.05"} <= {k for k, v in r.accuracy.items() if v is not None}]
+        if not mine:
+            continue
+        by_mode = {m: [r for r in mine if r.mode == m] for m in modes}
+        accuracy = [_mean([r.accuracy["A"] for r in by_mode[m]]) for m in modes]
+        seed = [_mean([abs(r.accuracy["A"] - r.accuracy["B"]) for r in by_mode[m]]) for m in modes]
+        drop = [_mean([r.accuracy["B"] - r.accuracy["B_noise_0.05"] for r in by_mode[m]])
+                for m in modes]
+        split = [[abs(r.accuracy["A"] - r.accuracy["B"]) for r in mine
+                  if r.outcomes["no_change"]["mcnemar"].final == rejected] for rejected in (True, False)]
+        all_seed = _mean([abs(r.accuracy["A"] - r.accuracy["B"]) for r in mine])
+        all_drop = _mean([r.accuracy["B"] - r.accuracy["B_noise_0.05"] for r in mine])
+        ratio = f"{all_drop / all_seed:.0f}" if all_seed else "—"
+        name = "all streams" if dataset == "all" else f"`{dataset}`"
+        rows.append(f"| {name} | {_three(accuracy, 3)} | {_three(seed)} | "
+                    f"{_three([_mean(split[0]), _mean(split[1])])} | {_three(drop)} | {ratio} |")
+    return rows
 
 
 def figure(cells: dict[str, list[Cell]], note: str = ""):
