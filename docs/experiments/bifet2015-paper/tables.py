@@ -9,8 +9,8 @@ stream), each cell the fraction of replications that rejected with its 95% Wilso
 published number (``paper.yaml``, transcribed from the paper), in bold where it lies outside our
 interval. A figure puts every per-stream cell of ours against the paper's, and a last table
 shows what the tests were shown: the accuracy gap between the two seeds and the drop the noise
-filter made, per stream (the evidence for the disagreements discussed in README.md). It reads only the
-results file, so it can be run on a partial one while the experiment goes on::
+filter made, per stream (the evidence for the disagreements discussed in README.md). It reads
+only the results file, so it can be run on a partial one while the experiment goes on::
 
     python docs/experiments/bifet2015-paper/tables.py RESULTS.jsonl [OUT_DIR]
 
@@ -26,12 +26,12 @@ from pathlib import Path
 
 import yaml
 
-from foldstream.job.tools.experiment import TESTS, Rate, read_results, rejection_rates
+from foldstream.job.tools.experiment import MODES, TESTS, Rate, read_results, rejection_rates
 from foldstream.job.tools.experiment.rates import _row_name  # the one wording of a row
 
 HERE = Path(__file__).resolve().parent
 PAPER = HERE / "paper.yaml"
-EXACT_NULL = [("exact_null", mode) for mode in ("bootstrap", "cv", "split")]
+EXACT_NULL = [("exact_null", mode) for mode in MODES]
 #: The per-stream tables: which table of paper.yaml, which of our tests (the final report, as
 #: the paper's single look).
 PER_STREAM = (("table3", "mcnemar", "Table 3: McNemar's test per stream"),
@@ -206,17 +206,16 @@ def gaps(results: Sequence, datasets: Sequence[str]) -> list[str]:
             "from the same model; *ratio*: the noise drop over the seed gap (all modes).", "",
             "| stream | A's accuracy | seed gap | McNemar's runs: rejected / not | noise drop | ratio |",
             "|---|---|---|---|---|---|"]
-    modes = ("bootstrap", "cv", "split")
     for dataset in list(datasets) + ["all"]:
         mine = [r for r in results if dataset in ("all", r.dataset)
                 and {"A", "B", "B_noise_0.05"} <= {k for k, v in r.accuracy.items() if v is not None}]
         if not mine:
             continue
-        by_mode = {m: [r for r in mine if r.mode == m] for m in modes}
-        accuracy = [_mean([r.accuracy["A"] for r in by_mode[m]]) for m in modes]
-        seed = [_mean([abs(r.accuracy["A"] - r.accuracy["B"]) for r in by_mode[m]]) for m in modes]
+        by_mode = {m: [r for r in mine if r.mode == m] for m in MODES}
+        accuracy = [_mean([r.accuracy["A"] for r in by_mode[m]]) for m in MODES]
+        seed = [_mean([abs(r.accuracy["A"] - r.accuracy["B"]) for r in by_mode[m]]) for m in MODES]
         drop = [_mean([r.accuracy["B"] - r.accuracy["B_noise_0.05"] for r in by_mode[m]])
-                for m in modes]
+                for m in MODES]
         split = [[abs(r.accuracy["A"] - r.accuracy["B"]) for r in mine
                   if r.outcomes["no_change"]["mcnemar"].final == rejected] for rejected in (True, False)]
         all_seed = _mean([abs(r.accuracy["A"] - r.accuracy["B"]) for r in mine])
