@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import importlib.util
+import signal
 import sys
 from pathlib import Path
 
 import pytest
+
+# A suite started in the background by a non-interactive shell (`cmd &`, as a CI runner may)
+# inherits SIGINT ignored, and an ignored signal stays ignored through exec: the Ctrl-C tests
+# would then send a Ctrl-C that nothing hears. A handler, unlike SIG_IGN, is reset to the
+# default at exec, so this one line gives Ctrl-C back to this process and every child it starts.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 HERE = Path(__file__).resolve().parent
 ELEC = HERE.parent / "connectors" / "data" / "elec.csv.gz"  # the packaged copy: nothing outside the clone
