@@ -44,7 +44,6 @@ class Dataset:
     sha256: str  #: of the uncompressed CSV
     label: str  #: its label column
     rows: int  #: its examples
-    about: str  #: one line for the configuration reference
 
     @property
     def file(self) -> str:
@@ -66,9 +65,7 @@ DATASETS: dict[str, Dataset] = {
         member="skmultiflow/data/datasets/covtype.csv",
         sha256="ea35ca6820fcbe0bdc6707e9ed31e11a9de84f07d88da73b511c737383c271a6",
         label="Cover_Type",
-        rows=581_012,
-        about="Forest Covertype (UCI): 581,012 rows in their spatial order, 54 raw features, "
-              "label Cover_Type in 1..7"),
+        rows=581_012),
 }
 
 

@@ -216,14 +216,15 @@ def gaps(results: Sequence, datasets: Sequence[str]) -> list[str]:
         seed = [_mean([abs(r.accuracy["A"] - r.accuracy["B"]) for r in by_mode[m]]) for m in MODES]
         drop = [_mean([r.accuracy["B"] - r.accuracy["B_noise_0.05"] for r in by_mode[m]])
                 for m in MODES]
-        split = [[abs(r.accuracy["A"] - r.accuracy["B"]) for r in mine
-                  if r.outcomes["no_change"]["mcnemar"].final == rejected] for rejected in (True, False)]
+        by_mcnemar = [[abs(r.accuracy["A"] - r.accuracy["B"]) for r in mine
+                       if r.outcomes["no_change"]["mcnemar"].final == rejected]
+                      for rejected in (True, False)]
         all_seed = _mean([abs(r.accuracy["A"] - r.accuracy["B"]) for r in mine])
         all_drop = _mean([r.accuracy["B"] - r.accuracy["B_noise_0.05"] for r in mine])
         ratio = f"{all_drop / all_seed:.0f}" if all_seed else "—"
         name = "all streams" if dataset == "all" else f"`{dataset}`"
         rows.append(f"| {name} | {_three(accuracy, 3)} | {_three(seed)} | "
-                    f"{_three([_mean(split[0]), _mean(split[1])])} | {_three(drop)} | {ratio} |")
+                    f"{_three([_mean(values) for values in by_mcnemar])} | {_three(drop)} | {ratio} |")
     return rows
 
 
