@@ -1,9 +1,10 @@
-"""The documentation: README.md and the site of docs/ (mkdocs.yml).
+"""The documentation: README.md, CONTRIBUTING.md and the site of docs/ (mkdocs.yml).
 
 The site is built strictly (``mkdocs build --strict``): a page of docs/ missing from the nav, a
 link to a page or an anchor that does not exist each fail the build, so a page that moves or a
 heading that is renamed fails here. The README stays short, its links resolve, and its commands
-are the ones CI runs.
+are the ones CI runs. CONTRIBUTING.md names modules that exist, so a module that moves fails
+here until the newcomer's path is updated.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+CONTRIBUTING = ROOT / "CONTRIBUTING.md"
 DOCS = ROOT / "docs"
 #: a Markdown link or image: its target, up to a ``#anchor``
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s#]*)(#[^)\s]*)?\)")
@@ -130,6 +132,32 @@ def test_the_readme_python_example_is_the_one_of_the_docs():
 
 
 def test_no_page_points_beside_the_repository():
-    pages = [README, *DOCS.rglob("*.md")]
+    pages = [README, CONTRIBUTING, *DOCS.rglob("*.md")]
     assert [p.name for p in pages if "../shared" in p.read_text(encoding="utf-8")] == []
 
+
+# ------------------------------------------------------------------------ CONTRIBUTING.md
+def test_contributing_names_files_that_exist():
+    text = CONTRIBUTING.read_text(encoding="utf-8")
+    named = set(re.findall(r"`((?:job|operators|connectors|tests|conf|docs|bench)/[\w/.-]*)`",
+                           text))
+    assert len(named) > 20
+    missing = sorted(path for path in named if not (ROOT / path).exists())
+    assert missing == [], "CONTRIBUTING.md names files that are not there: update it"
+
+
+def test_contributing_gives_the_quick_loop_and_the_full_suite():
+    text = CONTRIBUTING.read_text(encoding="utf-8")
+    assert "pytest -m 'not slow'" in text or 'pytest -m "not slow"' in text
+    assert ".venv/bin/python -m pytest\n" in text
+    assert "72" in text  # the commit subject's length
+
+
+def test_contributing_follows_one_example_in_under_a_page():
+    text = CONTRIBUTING.read_text(encoding="utf-8")
+    path = _section(text, "## From `foldstream run` to the sink")
+    assert len(path.splitlines()) < 50
+    steps = [Path(m).stem for m in re.findall(r"^\d+\. `([\w/.]+)`", path, re.M)]
+    assert steps[0] == "cli" and steps[-1] == "sinks"  # the modules by name: a move keeps them
+    assert steps.index("fanout") < steps.index("learners") < steps.index("evaluator") \
+        < steps.index("aggregator")
