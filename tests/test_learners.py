@@ -119,3 +119,30 @@ def test_every_task_gets_a_fresh_clone():
     assert a.model is not b.model and a.model.grace_period == 50
     a.model.learn_one({"x": 1.0}, "a")
     assert b.model.predict_one({"x": 1.0}) is None  # b learnt nothing from a
+
+
+def test_the_window_majority_equals_a_count_over_the_last_labels():
+    import random
+
+    from foldstream.operators.baselines import MajorityWindowClassifier
+
+    rng = random.Random(3)
+    labels = [rng.choice("abc") for _ in range(500)]
+    model, seen = MajorityWindowClassifier(window_size=7), []
+    for y in labels:
+        window = seen[-7:]
+        order = list(dict.fromkeys(seen))
+        expected = max(order, key=lambda c: (window.count(c), -order.index(c))) if seen else None
+        assert model.predict_one({}) == expected
+        model.learn_one({}, y)
+        seen.append(y)
+
+
+def test_the_window_majority_runs_as_a_configured_learner():
+    import foldstream
+
+    results = foldstream.evaluate(
+        {"path": "package://elec.csv.gz", "label": "target", "limit": 2000},
+        {"maj": {"model": "foldstream.operators.baselines.MajorityWindowClassifier",
+                 "params": {"window_size": 100}}}, folds=2)
+    assert set(results.measures("accuracy").learner) == {"maj"}
