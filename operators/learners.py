@@ -45,15 +45,50 @@ def takes_weight(model: Any) -> bool:
         return False
 
 
-def lag_features(lags: tuple[Label, ...]) -> dict[str, float]:
-    """The temporally augmented features (Žliobaitė et al. §3.2): previous labels, one-hot.
+class LagEncoder:
+    """The temporally augmented features (Žliobaitė et al. §3.2): the previous labels, one-hot.
 
-    One-hot keeps the wrapper usable by every learner, numeric-only ones included.
+    For each of the ``n`` lags, one indicator per label seen so far as a lag, every one of them
+    present, 1.0 for the lag's label and 0.0 for the others (0.0 for all while the stream has
+    fewer than ``n`` previous labels). Present zeros matter: river's and MOA's learners read an
+    absent feature as missing, so indicators of the present label alone carry no information.
+    The labels are kept in order of first appearance: the state of one learner task, the same
+    whatever the batches' boundaries.
 
-    >>> lag_features(("up", "down"))
-    {'y_lag1=up': 1.0, 'y_lag2=down': 1.0}
+    >>> encoder = LagEncoder(1)
+    >>> encoder.features(("up",))
+    {'y_lag1=up': 1.0}
+    >>> encoder.features(("down",))
+    {'y_lag1=up': 0.0, 'y_lag1=down': 1.0}
+    >>> LagEncoder(2).features(("up",))
+    {'y_lag1=up': 1.0, 'y_lag2=up': 0.0}
     """
-    return {f"y_lag{i}={label}": 1.0 for i, label in enumerate(lags, start=1)}
+
+    __slots__ = ("n", "labels")
+
+    def __init__(self, n: int):
+        self.n = n
+        self.labels: dict[Label, None] = {}  # labels seen as lags, in order of first appearance
+
+    def __getstate__(self):
+        return self.n, list(self.labels)
+
+    def __setstate__(self, state):
+        self.n, labels = state
+        self.labels = dict.fromkeys(labels)
+
+    def features(self, lags: tuple[Label, ...]) -> dict[str, float]:
+        """The features of one example whose previous labels, most recent first, are ``lags``."""
+        lags = lags[:self.n]
+        for label in lags:
+            if label not in self.labels:
+                self.labels[label] = None
+        out: dict[str, float] = {}
+        for i in range(self.n):
+            lag = lags[i] if i < len(lags) else None
+            for label in self.labels:
+                out[f"y_lag{i + 1}={label}"] = 1.0 if i < len(lags) and lag == label else 0.0
+        return out
 
 
 def check_classifier(model: Any) -> None:
@@ -192,20 +227,29 @@ class LearnerTask:
                                     f"be built or cloned: {error_text(exc)}") from None
         self._weighted = takes_weight(self.model)
         self.failed: tuple[int, str, str] | None = None  # (position, phase, error) once it raised
+        self.lag_encoder = LagEncoder(spec.lags) if spec.lags else None
+
+    def __setstate__(self, state):
+        """A task pickled before it kept a lag encoder gets a fresh one."""
+        self.__dict__.update(state)
+        if "lag_encoder" not in state:
+            self.lag_encoder = LagEncoder(self.spec.lags) if self.spec.lags else None
 
     def process(self, batch: FoldBatch | DelayFoldBatch) -> PredictionBatch | DelayPredictionBatch:
         if isinstance(batch, DelayFoldBatch):
             return self._process_delayed(batch)
         model, prequential, weighted = self.model, self.prequential, self._weighted
         if self.failed is None and hasattr(model, "run_batch"):  # MOA's: one call per batch
-            y_pred, scored, error = model.run_batch(batch, prequential, self.spec.lags)
+            xs = batch.xs
+            if self.lag_encoder is not None:
+                xs = [{**x, **self.lag_encoder.features(lags)} for x, lags in zip(xs, batch.lags)]
+            y_pred, scored, error = model.run_batch(batch, prequential, xs)
             self.failed = error
             return PredictionBatch(batch.stream, batch.fold, self.spec.name, batch.seq,
                                    batch.start, batch.y, batch.prev_y, y_pred, scored,
                                    batch.classes, batch.final, error)
         codes = {label: code for code, label in enumerate(batch.classes)}
-        lags = batch.lags if self.spec.lags else None
-        n_lags = self.spec.lags
+        lags = batch.lags if self.lag_encoder is not None else None
         y_pred: list[int] = []
         scored: list[bool] = []
         error: tuple[int, str, str] | None = None
@@ -217,7 +261,7 @@ class LearnerTask:
             healthy = error is None
         for i, (x, w) in enumerate(zip(batch.xs[done:], batch.weights[done:]), start=done):
             if lags is not None and healthy:
-                x = {**x, **lag_features(lags[i][:n_lags])}
+                x = {**x, **self.lag_encoder.features(lags[i])}
             phase = "predict"
             try:
                 if prequential or w == 0:
@@ -286,7 +330,7 @@ class LearnerTask:
         model, prequential, weighted = self.model, self.prequential, self._weighted
         classes = batch.classes
         codes = {label: code for code, label in enumerate(classes)}
-        n_lags = self.spec.lags
+        encoder = self.lag_encoder
         events: list[tuple] = []
         y_pred: list[int] = []
         scored: list[bool] = []
@@ -300,8 +344,8 @@ class LearnerTask:
                 scored.append(score)
                 pred = -1
                 if score and self.failed is None:
-                    if n_lags:
-                        x = {**x, **lag_features(lags[:n_lags])}
+                    if encoder is not None:
+                        x = {**x, **encoder.features(lags)}
                     try:
                         pred = codes.get(model.predict_one(x), -1)
                     except LEARNER_ERRORS as exc:  # quarantine, as in process()
@@ -311,8 +355,8 @@ class LearnerTask:
                 _, key, position, x, w, y, lags = event
                 events.append((LABEL, key, position, y))
                 if w > 0 and self.failed is None:
-                    if n_lags:
-                        x = {**x, **lag_features(lags[:n_lags])}
+                    if encoder is not None:
+                        x = {**x, **encoder.features(lags)}
                     label = classes[y]
                     try:
                         if weighted:

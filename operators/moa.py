@@ -480,13 +480,9 @@ class MoaClassifier:
             return pred, (bad, "predict", f"ValueError: {reason}")
         return pred, None
 
-    def run_batch(self, batch: Any, prequential: bool, lags: int):
-        """A learner task's batch (``FoldBatch``): (y_pred, scored, error or None)."""
-        from foldstream.operators.learners import lag_features
-
-        xs = batch.xs
-        if lags:
-            xs = [{**x, **lag_features(batch.lags[i][:lags])} for i, x in enumerate(xs)]
+    def run_batch(self, batch: Any, prequential: bool, xs: list[dict]):
+        """A learner task's batch (``FoldBatch``) whose features are ``xs`` (the batch's own, or
+        with the learner task's lag features): (y_pred, scored, error or None)."""
         weights = batch.weights
         scored = [prequential or w == 0 for w in weights]
         pred, error = self.run(xs, batch.y, weights, scored, batch.classes)
