@@ -26,14 +26,14 @@ import math
 import os
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from foldstream.job import exitcodes
 from foldstream.job.checks import check_choices
-from foldstream.job.tools.records import StreamRecords, describe_window, group_by_stream, \
-    read_records
+from foldstream.job.tools.records import RecordReader, StreamRecords, describe_window, \
+    group_by_stream
 from foldstream.operators.outputs import MeasuresRecord, OutputRecord, RankingRecord
 from foldstream.operators.records import Record
 from foldstream.operators.sequential import UNDECIDED
@@ -51,13 +51,37 @@ readable legend or colour, and its cost grows with the learners times the pairs.
 more is refused with a message naming the limit."""
 
 
+def _too_many(stream: str, learners: str) -> ValueError:
+    return ValueError(f"stream {stream!r} has {learners} learners: plot and report draw at "
+                      f"most {MAX_LEARNERS} (MAX_LEARNERS); select the learners first "
+                      f"(Results.records, or grep the metrics file)")
+
+
 def check_learner_count(data: StreamRecords) -> None:
     """Refuse (``ValueError``, naming the limit) a stream of more than :data:`MAX_LEARNERS`
     learners, before anything is drawn."""
     if len(data.measures) > MAX_LEARNERS:
-        raise ValueError(f"stream {data.stream!r} has {len(data.measures):,} learners: plot and "
-                         f"report draw at most {MAX_LEARNERS} (MAX_LEARNERS); select the "
-                         f"learners first (Results.records, or grep the metrics file)")
+        raise _too_many(data.stream, f"{len(data.measures):,}")
+
+
+def bounded_learners(records: Iterable[Any]) -> Iterator[Any]:
+    """The records, in order, refusing (``ValueError``) as soon as a stream's ``measures``
+    records name more than :data:`MAX_LEARNERS` learners: a file of many learners is refused
+    after its first few hundred records, not after reading it all.
+
+    >>> from foldstream.operators.outputs import AlarmRecord
+    >>> len(list(bounded_learners([AlarmRecord(stream="s", position=1, learner="a", fold=0,
+    ...     detector="adwin", quantity="loss")])))
+    1
+    """
+    learners: dict[Any, set] = {}
+    for record in records:
+        if isinstance(record, MeasuresRecord):
+            seen = learners.setdefault(record.stream, set())
+            seen.add(record.learner)
+            if len(seen) > MAX_LEARNERS:
+                raise _too_many(record.stream, f"more than {MAX_LEARNERS}")
+        yield record
 
 
 # ------------------------------------------------------------------------------------- data
@@ -557,7 +581,7 @@ def main(args) -> int:
     from foldstream.connectors.kafka import KafkaUnavailable
 
     try:
-        records = read_records(args.metrics, typed=True)
+        records = list(bounded_learners(RecordReader(args.metrics, typed=True)))
         written = plot_records(records, args.out, _split(args.measures), _split(args.formats))
     except (OSError, ValueError, KafkaUnavailable) as error:
         print(f"error: {error}", file=sys.stderr)

@@ -28,6 +28,7 @@ import gzip
 import json
 import math
 import os
+import sys
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -46,19 +47,7 @@ KAFKA_PREFIX = "kafka://"
 GZIP_MAGIC = b"\x1f\x8b"
 
 
-MAX_INT_DIGITS = 20
-"""The most digits an integer of a line may have: :data:`~foldstream.operators.outputs.INT_MAX`
-has 19; a longer one is no number of a record, and refusing it while decoding costs nothing
-(a 5,000-digit integer would otherwise fail, or take long, in the conversion)."""
-
-
-def _int_of(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        raise ValueError(f"an integer of {len(text)} digits")
-    return int(text)
-
-
-def _float_of(text: str) -> float:
+def _finite(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
         raise ValueError(f"a number out of range ({text[:20]})")
@@ -69,16 +58,17 @@ def _no_constant(text: str) -> float:
     raise ValueError(f"{text} is no JSON number")
 
 
-_DECODER = json.JSONDecoder(parse_int=_int_of, parse_float=_float_of,
-                            parse_constant=_no_constant)
+_DECODER = json.JSONDecoder(parse_float=_finite, parse_constant=_no_constant)
 
 
 def decode_line(raw: bytes | str) -> Any:
     """One line of JSON as Python values, refusing what no record holds.
 
     Raises ``ValueError`` naming what is wrong: not JSON, nested deeper than Python's stack
-    (a line of ``[[[[...``), an integer of more than :data:`MAX_INT_DIGITS` digits, a number
-    JSON cannot hold (``1e999``, ``NaN``).
+    (a line of ``[[[[...``), an integer of more digits than Python converts (an integer of
+    fewer is refused by the schema's bounds,
+    :data:`~foldstream.operators.outputs.INT_MAX`), a number JSON cannot hold (``1e999``,
+    ``NaN``).
 
     >>> decode_line('{"position": 3}')
     {'position': 3}
@@ -88,7 +78,7 @@ def decode_line(raw: bytes | str) -> Any:
     ...     except ValueError as error:
     ...         print(error)
     nested too deeply
-    an integer of 5000 digits
+    an integer of more than 4300 digits
     a number out of range (1e999)
     NaN is no JSON number
     """
@@ -101,6 +91,11 @@ def decode_line(raw: bytes | str) -> Any:
         raise ValueError(f"not JSON ({error})") from None
     except UnicodeDecodeError as error:
         raise ValueError(f"not UTF-8 ({error})") from None
+    except ValueError as error:  # from the number hooks, or an integer too long to convert
+        if "integer string conversion" in str(error):
+            raise ValueError(f"an integer of more than {sys.get_int_max_str_digits()} "
+                             f"digits") from None
+        raise
 
 
 # -------------------------------------------------------------------------------- describing

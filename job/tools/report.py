@@ -29,7 +29,7 @@ from typing import Any
 from foldstream.connectors.sinks import Named, check_outputs
 from foldstream.job.checks import check_choices
 from foldstream.job.tools.plot import DEFAULT_MEASURES, DPI, stream_figures
-from foldstream.job.tools.plot import check_learner_count
+from foldstream.job.tools.plot import bounded_learners, check_learner_count
 from foldstream.job.tools.records import RecordError, RecordReader, StreamRecords, \
     describe_record, describe_window, group_by_stream
 from foldstream.job.tools.tables import SUMMARY_MEASURES, fmt, fmt_p
@@ -411,7 +411,7 @@ def write_report(source: str, out: str | Path = DEFAULT_OUT,
     reader = RecordReader(source, typed=True)
     if not reader.source.is_kafka:
         check_outputs([Named("--out", out)], [Named("metrics", reader.source.path)])
-    records = list(reader)
+    records = list(bounded_learners(reader))
     run = gather(records, str(reader.source), skipped=reader.skipped)
     document = render_html(run, measures, figures)
     path = Path(out)
