@@ -220,9 +220,9 @@ class OutputRecord:
         return out
 
     @classmethod
-    def from_dict(cls, record: Mapping[str, Any]) -> "OutputRecord":
+    def from_dict(cls, record: Mapping[str, Any], strict: bool = False) -> "OutputRecord":
         """The record of a decoded JSON object of this type, checked (:func:`check_json`)."""
-        check_json(record, f"#/$defs/{cls.TYPE}", describe(record))
+        check_json(record, f"#/$defs/{cls.TYPE}", describe(record), strict)
         return cls._build(record)
 
     @classmethod
@@ -833,14 +833,15 @@ def _is(value: Any, kind: str) -> bool:
 _PATTERNS: dict[str, re.Pattern] = {}
 
 
-def _problem(value: Any, schema: dict[str, Any], at: str) -> str | None:
+def _problem(value: Any, schema: dict[str, Any], at: str, strict: bool) -> str | None:
     """What is wrong with ``value`` under ``schema`` (the subset of JSON Schema the record
-    schema uses), or ``None``. The walk follows the schema, so its depth is the schema's."""
+    schema uses), or ``None``. The walk follows the schema, so its depth is the schema's; not
+    ``strict``, a property the schema does not name is passed over (not descended into)."""
     where = f"at {at}: " if at else ""
     if "$ref" in schema:
-        return _problem(value, _schema()["$defs"][schema["$ref"].split("/")[-1]], at)
+        return _problem(value, _schema()["$defs"][schema["$ref"].split("/")[-1]], at, strict)
     if "oneOf" in schema:
-        problems = [_problem(value, option, at) for option in schema["oneOf"]]
+        problems = [_problem(value, option, at, strict) for option in schema["oneOf"]]
         if sum(p is None for p in problems) == 1:
             return None
         return f"{where}{_short(value)} is not one of the allowed forms"
@@ -877,7 +878,7 @@ def _problem(value: Any, schema: dict[str, Any], at: str) -> str | None:
         items = schema.get("items")
         if items is not None:
             for i, item in enumerate(value):
-                problem = _problem(item, items, f"{at}[{i}]")
+                problem = _problem(item, items, f"{at}[{i}]", strict)
                 if problem is not None:
                     return problem
     elif isinstance(value, dict):
@@ -894,19 +895,20 @@ def _problem(value: Any, schema: dict[str, Any], at: str) -> str | None:
                             if (_PATTERNS.get(p) or _PATTERNS.setdefault(p, re.compile(p)))
                             .search(key)), None)
             if sub is None:
-                if schema.get("additionalProperties", True) is False:
+                if strict and schema.get("additionalProperties", True) is False:
                     return f"{where}{_short(key)} was unexpected"
                 continue
-            problem = _problem(item, sub, f"{prefix}{key}")
+            problem = _problem(item, sub, f"{prefix}{key}", strict)
             if problem is not None:
                 return problem
     return None
 
 
-def check_json(value: Any, ref: str, name: str = "record") -> None:
+def check_json(value: Any, ref: str, name: str = "record", strict: bool = False) -> None:
     """Raise :class:`RecordError` naming ``name`` and the field unless ``value`` follows the
-    schema entry ``ref`` (``#/$defs/<type>``)."""
-    problem = _problem(value, {"$ref": ref}, "")
+    schema entry ``ref`` (``#/$defs/<type>``); not ``strict``, properties the schema does not
+    name are allowed (and passed over)."""
+    problem = _problem(value, {"$ref": ref}, "", strict)
     if problem is not None:
         raise RecordError(f"{name}: {problem}")
 
@@ -924,8 +926,12 @@ def version_problem(record: Mapping[str, Any]) -> str | None:
     return f"schema {_short(version)} is not {SCHEMA_VERSION}, the version this foldstream reads"
 
 
-def parse_record(record: Any) -> OutputRecord:
+def parse_record(record: Any, strict: bool = False) -> OutputRecord:
     """The typed record of a decoded JSON object, checked against the schema.
+
+    Every field the record's class has must be as the schema says; a field it does not have
+    is ignored unless ``strict`` (a later foldstream may add fields within a schema version,
+    as it did with ``scope``; ``foldstream schema --check`` is strict).
 
     Raises
     ------
@@ -953,7 +959,7 @@ def parse_record(record: Any) -> OutputRecord:
     problem = version_problem(record)
     if problem is not None:
         raise RecordError(f"{describe(record)}: {problem}")
-    return cls.from_dict(record)
+    return cls.from_dict(record, strict)
 
 
 def as_typed(record: OutputRecord | Mapping[str, Any]) -> OutputRecord:
