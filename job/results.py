@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +21,10 @@ from rich.text import Text
 from foldstream.connectors.sinks import JsonLinesSink
 from foldstream.job.config import Config
 from foldstream.job.tools.plot import save_figures, stream_figures
-from foldstream.job.tools.records import RecordError, RecordReader, group_by_stream, of_type
-from foldstream.job.tools.schema import validate_record
+from foldstream.job.tools.records import RecordReader, group_by_stream
 from foldstream.job.tools.tables import print_summary
+from foldstream.operators.outputs import AlarmRecord, ComparisonRecord, DriftRecord, \
+    MeasuresRecord, OutputRecord, SummaryRecord, VerdictRecord, as_typed
 from foldstream.operators.records import Record
 from foldstream.operators.verdicts import fold_scope_text, fold_verdict, live_scope_text, \
     scope_disagreement
@@ -37,17 +38,18 @@ class Summary:
     and as HTML in Jupyter.
     """
 
-    summaries: list[Record] = field(default_factory=list)
-    last_comparisons: dict[str, list[Record]] = field(default_factory=dict)
+    summaries: list[SummaryRecord] = field(default_factory=list)
+    last_comparisons: dict[str, list[ComparisonRecord]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, records: Iterable[Record]) -> "Summary":
+    def of(cls, records: Iterable[Record | OutputRecord]) -> "Summary":
         """The tables of a run's records, read in order.
 
-        >>> s = Summary.of([{"type": "comparison", "stream": "s", "position": 1, "a": "x"},
-        ...                 {"type": "comparison", "stream": "s", "position": 2, "a": "y"},
-        ...                 {"type": "comparison", "stream": "s", "position": 2, "a": "z"}])
-        >>> [r["a"] for r in s.last_comparisons["s"]], s.summaries
+        >>> def comparison(position, a):
+        ...     return ComparisonRecord(stream="s", position=position, measure="accuracy", a=a,
+        ...                             b="b", alpha=0.05, wilcoxon={}, sign={}, mcnemar={}, q={})
+        >>> s = Summary.of([comparison(1, "x"), comparison(2, "y"), comparison(2, "z")])
+        >>> [r.a for r in s.last_comparisons["s"]], s.summaries
         (['y', 'z'], [])
         """
         summary = cls()
@@ -55,16 +57,19 @@ class Summary:
             summary.take(record)
         return summary
 
-    def take(self, record: Record) -> None:
-        """Note one record as it comes: a ``summary``, or a ``comparison`` (the comparisons of
-        each stream's last report are kept)."""
-        kind = record.get("type")
-        if kind == "comparison":
-            kept = self.last_comparisons.setdefault(record["stream"], [])
-            if kept and kept[0]["position"] != record["position"]:
+    def take(self, record: Record | OutputRecord) -> None:
+        """Note one record (typed, or its JSON object) as it comes: a ``summary``, or a
+        ``comparison`` (the comparisons of each stream's last report are kept)."""
+        kind = record.TYPE if isinstance(record, OutputRecord) else record.get("type")
+        if kind not in ("comparison", "summary"):
+            return
+        record = as_typed(record)
+        if isinstance(record, ComparisonRecord):
+            kept = self.last_comparisons.setdefault(record.stream, [])
+            if kept and kept[0].position != record.position:
                 kept.clear()
             kept.append(record)
-        elif kind == "summary":
+        else:
             self.summaries.append(record)
 
     def print(self, console: Console) -> None:
@@ -118,14 +123,16 @@ class Results:
 
     def __repr__(self) -> str:
         streams = list(dict.fromkeys(str(r.get("stream")) for r in self.records))
-        learners = list(dict.fromkeys(r.get("learner") for r in self._of("measures")))
+        learners = list(dict.fromkeys(r.learner for r in self._of(MeasuresRecord)))
         skipped = f", {self.skipped} skipped" if self.skipped else ""
         return (f"Results({len(self.records)} records, {len(self.rejected)} rejected{skipped}; "
                 f"stream{'s' if len(streams) != 1 else ''} {', '.join(streams) or '-'}; "
                 f"learners {', '.join(learners) or '-'})")
 
-    def _of(self, kind: str) -> list[Record]:
-        return list(of_type(self.records, kind))
+    def _of(self, cls: type[OutputRecord]) -> list[OutputRecord]:
+        """The records of one class, typed, in order."""
+        return [as_typed(r) for r in self.records
+                if (r.TYPE if isinstance(r, OutputRecord) else r.get("type")) == cls.TYPE]
 
     # -- tables
     def measures(self, measure: str | Sequence[str] | None = None):
@@ -154,16 +161,17 @@ class Results:
 
         wanted = [measure] if isinstance(measure, str) else None if measure is None else list(measure)
         rows, folds, seen = [], 0, set()
-        for record in self._of("measures"):
-            for name, value in record["values"].items():
+        for record in self._of(MeasuresRecord):
+            for name in record.values:
                 seen.add(name)
                 if wanted is not None and name not in wanted:
                     continue
-                folds = max(folds, len(value["folds"]))
-                rows.append({"stream": record["stream"], "position": record["position"],
-                             "learner": record["learner"], "measure": name, "mean": value["mean"],
-                             "std": value["std"],
-                             **{f"fold_{i}": v for i, v in enumerate(value["folds"])}})
+                value = record.value(name)
+                folds = max(folds, len(value.folds))
+                rows.append({"stream": record.stream, "position": record.position,
+                             "learner": record.learner, "measure": name, "mean": value.mean,
+                             "std": value.std,
+                             **{f"fold_{i}": v for i, v in enumerate(value.folds)}})
         missing = [m for m in wanted or () if m not in seen]
         if missing:
             raise ValueError(f"no measure {', '.join(map(repr, missing))} in the records; they "
@@ -202,30 +210,32 @@ class Results:
 
         latest: dict[tuple[Any, str], Record] = {}  # (stream, learner) -> its last measures
         rows = []
-        for record in self.records:
-            if record.get("type") == "measures":
-                latest[record["stream"], record["learner"]] = record
-            if record.get("type") != "comparison":
+        for typed in (as_typed(r) for r in self.records
+                      if (r.TYPE if isinstance(r, OutputRecord) else r.get("type"))
+                      in ("measures", "comparison")):
+            record = typed.as_dict()  # the verdicts' wording reads the JSON object
+            if isinstance(typed, MeasuresRecord):
+                latest[typed.stream, typed.learner] = record
                 continue
-            w, s, m = record["wilcoxon"], record["sign"], record["mcnemar"]
+            w, s, m = typed.wilcoxon, typed.sign, typed.mcnemar
             measures = {learner: measures for (stream, learner), measures in latest.items()
-                        if stream == record["stream"]}
+                        if stream == typed.stream}
             verdict = fold_verdict(record, measures)
-            sequential = record.get("sequential") or {}
+            sequential = typed.sequential or {}
             regime = sequential.get("regime") or {}
             rows.append({
-                "stream": record["stream"], "position": record["position"],
-                "measure": record["measure"], "a": record["a"], "b": record["b"],
-                "alpha": record["alpha"], "wilcoxon_statistic": w["statistic"],
+                "stream": typed.stream, "position": typed.position,
+                "measure": typed.measure, "a": typed.a, "b": typed.b,
+                "alpha": typed.alpha, "wilcoxon_statistic": w["statistic"],
                 "wilcoxon_p": w["p_value"], "wilcoxon_reject": w["reject"],
                 "wins_a": s["wins_a"], "wins_b": s["wins_b"], "ties": s["ties"],
                 "sign_p": s["p_value"], "sign_reject": s["reject"],
                 "mcnemar_statistic": m["statistic"], "mcnemar_p": m["p_value"],
-                "mcnemar_reject": m["reject"], "q": record["q"]["value"],
+                "mcnemar_reject": m["reject"], "q": typed.q["value"],
                 "better": verdict.better, "verdict": verdict.text,
                 **{f"sequential_{key}": sequential.get(key) for key in _SEQUENTIAL},
                 **{f"regime_{key}": regime.get(key) for key in _REGIME},
-                "scope": fold_scope_text(record.get("scope")),
+                "scope": fold_scope_text(typed.scope),
                 "sequential_scope": live_scope_text(sequential.get("n")),
                 "regime_scope": live_scope_text(regime.get("n"), regime.get("since"),
                                                 regime.get("segment"), "regime"),
@@ -259,15 +269,9 @@ class Results:
         """
         import pandas as pd  # with the first table asked for: the command line never needs it
 
-        columns = ["stream", "position", "a", "b", "measure", "verdict", "previous", "lower",
-                   "upper", "n", "alpha", "scope", "since", "segment", "covers"]
-        rows = []
-        for r in self._of("verdict"):
-            row = {c: r.get(c) for c in columns}
-            row["scope"] = r.get("scope", "stream")
-            row["covers"] = live_scope_text(r.get("n"), r.get("since"), r.get("segment"),
-                                            row["scope"])
-            rows.append(row)
+        columns = [*_columns(VerdictRecord), "covers"]
+        rows = [{**_row(r), "covers": live_scope_text(r.n, r.since, r.segment, r.scope)}
+                for r in self._of(VerdictRecord)]
         return _frame(pd, rows, columns, ["lower", "upper", "alpha"])
 
     def drifts(self):
@@ -282,8 +286,7 @@ class Results:
         """
         import pandas as pd
 
-        columns = ["stream", "position", "learner", "detector", "quantity", "folds", "first"]
-        return _frame(pd, [{c: r[c] for c in columns} for r in self._of("drift")], columns, [])
+        return _frame(pd, [_row(r) for r in self._of(DriftRecord)], _columns(DriftRecord), [])
 
     def alarms(self):
         """The ``alarm`` records as a table.
@@ -296,8 +299,7 @@ class Results:
         """
         import pandas as pd  # with the first table asked for: the command line never needs it
 
-        columns = ["stream", "position", "learner", "fold", "detector", "quantity"]
-        return _frame(pd, [{c: r[c] for c in columns} for r in self._of("alarm")], columns, [])
+        return _frame(pd, [_row(r) for r in self._of(AlarmRecord)], _columns(AlarmRecord), [])
 
     def summary(self) -> Summary:
         """The command line's final tables: per stream, the headline measures at the end and the
@@ -361,8 +363,9 @@ class Results:
         """Read a run's records back: a metrics file (``.gz`` too), or ``kafka://HOST:PORT/TOPIC``.
 
         A line that is not a record of the contract (not JSON, or not valid against the JSON
-        Schema of ``foldstream schema``) is left out and counted in :attr:`skipped`;
-        ``rejected`` records go to :attr:`rejected`.
+        Schema of ``foldstream schema``: :func:`~foldstream.operators.outputs.parse_record`)
+        is left out and counted in :attr:`skipped`; ``rejected`` records go to
+        :attr:`rejected`.
 
         Examples
         --------
@@ -377,22 +380,28 @@ class Results:
         (2, [[3, 'ht', 'adwin']])
         """
         reader = RecordReader(path)
-        decoded = list(reader)
-        skipped = reader.skipped
         records: list[Record] = []
         rejected: list[Record] = []
-        for record in decoded:
-            try:
-                validate_record(record)
-            except RecordError:
-                skipped += 1
-                continue
+        for record in reader:
             (rejected if record["type"] == "rejected" else records).append(record)
-        return cls(records, rejected, skipped=skipped)
+        return cls(records, rejected, skipped=reader.skipped)
 
 
 _SEQUENTIAL = ("lower", "upper", "alpha", "verdict")
 _REGIME = ("segment", "since", "n", "lower", "upper", "alpha", "verdict")
+
+
+def _columns(cls: type[OutputRecord]) -> list[str]:
+    """The columns of a table of one record type: its fields, in their order.
+
+    >>> _columns(AlarmRecord)
+    ['stream', 'position', 'learner', 'fold', 'detector', 'quantity']
+    """
+    return [f.name for f in fields(cls)]
+
+
+def _row(record: OutputRecord) -> dict[str, Any]:
+    return {f.name: getattr(record, f.name) for f in fields(record)}
 
 
 def _frame(pd, rows: list[dict[str, Any]], columns: list[str], numeric: list[str]):

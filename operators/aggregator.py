@@ -47,17 +47,12 @@ import numpy as np
 
 from foldstream.operators import stats
 from foldstream.operators.consensus import Consensus
+from foldstream.operators.outputs import AlarmRecord, ComparisonRecord, DriftRecord, \
+    LearnerErrorRecord, MeasuresRecord, RankingRecord, VerdictRecord
 from foldstream.operators.records import (
     FoldReport,
-    alarm_record,
-    comparison_record,
-    drift_record,
-    learner_error_record,
-    measures_record,
     pair_key,
-    ranking_record,
     unpack_bits,
-    verdict_record,
 )
 from foldstream.operators.sequential import (
     UNDECIDED,
@@ -185,19 +180,22 @@ class Aggregator:
             for r in folds for pos, learner, detector in r.alarms
         )
         records = [
-            alarm_record(self.stream, pos, learner, fold, detector, plan.alarm_quantity)
+            AlarmRecord(stream=self.stream, position=pos, learner=learner, fold=fold,
+                        detector=detector, quantity=plan.alarm_quantity).as_dict()
             for pos, _, fold, detector, learner in alarms
         ] if plan.per_fold_alarms else []
         if self._consensus is not None:
             for pos, _, fold, detector, learner in alarms:
                 drift = self._consensus.alarm(pos, learner, fold, detector)
                 if drift is not None:
-                    records.append(drift_record(self.stream, pos, learner, detector,
-                                                plan.alarm_quantity, list(drift.folds),
-                                                drift.first))
+                    records.append(DriftRecord(
+                        stream=self.stream, position=pos, learner=learner, detector=detector,
+                        quantity=plan.alarm_quantity, folds=list(drift.folds),
+                        first=drift.first).as_dict())
         errors = sorted((pos, order[learner], r.fold, phase, error, learner)
                         for r in folds for pos, learner, phase, error in r.errors)
-        records += [learner_error_record(self.stream, pos, learner, fold, error, phase)
+        records += [LearnerErrorRecord(stream=self.stream, position=pos, learner=learner,
+                                       fold=fold, error=error, phase=phase).as_dict()
                     for pos, _, fold, phase, error, learner in errors]
         per_fold = {
             name: {m: [r.learners[name]["values"][m] for r in folds]
@@ -205,14 +203,15 @@ class Aggregator:
             for name in plan.learners
         }
         for name in plan.learners:
-            record = measures_record(
-                self.stream, position, name, plan.mode, plan.prequential, plan.folds,
-                dict(plan.window), [r.learners[name]["window_size"] for r in folds],
-                per_fold[name],
+            record = MeasuresRecord.of_folds(
+                stream=self.stream, position=position, learner=name, mode=plan.mode,
+                prequential=plan.prequential, folds=plan.folds, window=dict(plan.window),
+                window_size=[r.learners[name]["window_size"] for r in folds],
+                fold_values=per_fold[name],
                 normalization=[r.normalization[name] for r in folds]
                 if folds[0].normalization else None,
                 delay=folds[0].delay,  # delayed labels (docs/method.md §13): alike on every fold
-            )
+            ).as_dict()
             records.append(record)
             self.last_measures[name] = record
         sequential, regimes = self._advance_sequences(position, folds) \
@@ -229,34 +228,39 @@ class Aggregator:
                     live = sequential[a, b].as_record()
                     if regimes:
                         live["regime"] = regimes[a, b].as_record()
-                records.append(comparison_record(
-                    self.stream, position, measure, a, b, plan.alpha,
-                    stats.wilcoxon(va, vb, plan.alpha), stats.sign_test(va, vb, plan.alpha),
-                    mcnemar, q,
+                records.append(ComparisonRecord(
+                    stream=self.stream, position=position, measure=measure, a=a, b=b,
+                    alpha=plan.alpha, wilcoxon=stats.wilcoxon(va, vb, plan.alpha),
+                    sign=stats.sign_test(va, vb, plan.alpha), mcnemar=mcnemar, q=q,
                     scope={"window": dict(plan.window),
                            "window_size": {"a": sizes[a], "b": sizes[b]}},
                     sequential=live,
-                ))
+                ).as_dict())
         for (a, b), result in sequential.items():
             previous = self._verdicts[a, b]
             if result.verdict != previous:
                 self._verdicts[a, b] = result.verdict
-                records.append(verdict_record(
-                    self.stream, position, a, b, VERDICT_MEASURE, result.verdict, previous,
-                    result.lower, result.upper, result.n, result.alpha, "stream", self._first))
+                records.append(VerdictRecord(
+                    stream=self.stream, position=position, a=a, b=b, measure=VERDICT_MEASURE,
+                    verdict=result.verdict, previous=previous, lower=result.lower,
+                    upper=result.upper, n=result.n, alpha=result.alpha, scope="stream",
+                    since=self._first).as_dict())
             if (a, b) in regimes:
                 regime, previous = regimes[a, b], self._regime_verdicts[a, b]
                 if regime.verdict != previous:
                     self._regime_verdicts[a, b] = regime.verdict
                     r = regime.result
-                    records.append(verdict_record(
-                        self.stream, position, a, b, VERDICT_MEASURE, r.verdict, previous,
-                        r.lower, r.upper, r.n, r.alpha, "regime", regime.since, regime.segment))
+                    records.append(VerdictRecord(
+                        stream=self.stream, position=position, a=a, b=b,
+                        measure=VERDICT_MEASURE, verdict=r.verdict, previous=previous,
+                        lower=r.lower, upper=r.upper, n=r.n, alpha=r.alpha, scope="regime",
+                        since=regime.since, segment=regime.segment).as_dict())
         if len(plan.learners) >= 3:
             for measure in plan.compare:
                 ranking = stats.friedman_nemenyi(
                     [per_fold[name][measure] for name in plan.learners], plan.learners, plan.alpha)
-                records.append(ranking_record(self.stream, position, measure, ranking))
+                records.append(RankingRecord(stream=self.stream, position=position,
+                                             measure=measure, **ranking).as_dict())
         return records
 
     def _advance_sequences(self, position: int, folds: list[FoldReport]

@@ -204,3 +204,50 @@ def binary_counts(counts: Counts, positive: int, n_classes: int) -> tuple[float,
         else:
             tn += w
     return tp, fn, fp, tn
+
+
+#: The text forms YAML (1.1, as PyYAML reads a configuration) takes for true and false.
+_YAML_BOOLS = {**dict.fromkeys("yes Yes YES true True TRUE on On ON".split(), True),
+               **dict.fromkeys("no No NO false False FALSE off Off OFF".split(), False)}
+
+
+def _as_yaml_reads_it(label: Hashable) -> tuple[type, Hashable]:
+    """A label as YAML would read its text: ``"1"`` -> 1, ``"yes"`` -> True; tagged with its type
+    so that True and 1, equal in Python, stay apart."""
+    if isinstance(label, str):
+        text = label.strip()
+        if text in _YAML_BOOLS:
+            label = _YAML_BOOLS[text]
+        elif text.isascii() and (text[1:] if text[:1] in ("+", "-") else text).isdigit():
+            label = int(text)
+        else:
+            label = text
+    return type(label), label
+
+
+def positive_code(classes: list[Hashable], positive: Hashable | None) -> int:
+    """The code of ``evaluation.positive_class`` among the stream's ``classes`` (-1: not seen).
+
+    ``None`` is the class seen first (code 0). Otherwise a label equal to ``positive``, else the
+    first label whose text reads, as YAML reads a configuration, as ``positive`` does: labels are
+    text in CSV and ARFF files but typed in JSON (files, Kafka) and generators, and YAML types
+    the configuration's value, so ``positive_class: 1`` must find the CSV label ``"1"`` and
+    ``positive_class: "1"`` the JSON label ``1``; ``true`` (``yes``, ``on``) finds ``"true"``,
+    ``"True"`` or ``"yes"``.
+
+    >>> positive_code(["0", "1"], 1), positive_code([0, 1], "1"), positive_code(["no", "yes"], True)
+    (1, 1, 1)
+    >>> positive_code(["b", "a"], None), positive_code(["b", "a"], "a"), positive_code(["0", "1"], 2)
+    (0, 1, -1)
+    >>> positive_code(["1", "True"], True)  # True == 1 in Python, not in a text file
+    1
+    """
+    if positive is None:
+        return 0
+    if positive in classes:
+        return classes.index(positive)
+    wanted = _as_yaml_reads_it(positive)
+    for code, label in enumerate(classes):
+        if _as_yaml_reads_it(label) == wanted:
+            return code
+    return -1

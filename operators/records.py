@@ -1,18 +1,16 @@
-"""The messages that flow between the stages, and the JSON output records of docs/method.md §10.
+"""The messages that flow between the stages, and the bytes of the JSON output records.
 
 Every message is a small dataclass of plain Python values, so that it pickles cheaply between
-Flink operators and compares equal in tests. Output records are plain ``dict`` objects built by
-the functions at the bottom and written with :func:`dumps`, the one place that decides their
-bytes.
+Flink operators and compares equal in tests. The output records of docs/method.md §10 are one
+class per type in :mod:`foldstream.operators.outputs`; what they write, JSON objects, is turned
+into bytes by :func:`dumps` here, the one place that decides them.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from dataclasses import dataclass, field
-from collections.abc import Mapping, Sequence
 from typing import Any, Hashable
 
 import numpy as np
@@ -21,7 +19,8 @@ SCHEMA_VERSION = 1
 
 Label = Hashable
 Record = dict[str, Any]
-"""An output record (docs/method.md §10): a JSON object built by the functions below."""
+"""An output record (docs/method.md §10) as a JSON object: what
+:meth:`~foldstream.operators.outputs.OutputRecord.as_dict` gives."""
 
 
 @dataclass(slots=True)
@@ -289,262 +288,3 @@ def error_text(error: BaseException, max_chars: int = 500) -> str:
     """
     text = f"{type(error).__name__}: {error}"
     return text if len(text) <= max_chars else text[:max_chars - 1] + "…"
-
-
-def new_record(kind: str, stream: str | None, position: int | None, **fields: Any) -> Record:
-    """An output record of type ``kind``: the fields every record starts with, then ``fields``
-    in their order (docs/method.md §10).
-
-    >>> new_record("alarm", "elec", 3, learner="ht")
-    {'schema': 1, 'type': 'alarm', 'stream': 'elec', 'position': 3, 'learner': 'ht'}
-    """
-    return {"schema": SCHEMA_VERSION, "type": kind, "stream": stream, "position": position,
-            **fields}
-
-
-def rejected_record(rejected: Rejected, max_bytes: int = DEAD_LETTER_MAX_BYTES) -> Record:
-    """The dead-letter record of an input (docs/method.md §10): at most ``max_bytes`` of it.
-
-    >>> r = rejected_record(Rejected("s", "bad", "é" * 3, "f:2", 0), max_bytes=3)
-    >>> r["record"], r["record_bytes"], r["truncated"]
-    ('é', 6, True)
-    """
-    raw = rejected.raw
-    kept, size, truncated = utf8_prefix(raw, max_bytes)
-    return new_record(
-        "rejected", rejected.stream, rejected.position,
-        reason=rejected.reason,
-        location=rejected.location,
-        record=kept,
-        record_bytes=size,
-        record_sha256=hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest(),
-        truncated=truncated,
-    )
-
-
-def learner_error_record(stream: str, position: int, learner: str, fold: int, error: str,
-                         phase: str) -> Record:
-    """A learner replica raised and was quarantined (docs/method.md §10): reported once."""
-    return new_record(
-        "learner_error", stream, position,
-        learner=learner,
-        fold=fold,
-        error=error,
-        phase=phase,
-    )
-
-
-def alarm_record(stream: str, position: int, learner: str, fold: int, detector: str,
-                 quantity: str) -> Record:
-    return new_record(
-        "alarm", stream, position,
-        learner=learner,
-        fold=fold,
-        detector=detector,
-        quantity=quantity,
-    )
-
-
-NORMALIZATION_FIELDS = ("positives", "negatives", "scaled")
-"""The per-fold counts of a ``measures`` record's ``normalization`` object, in their order."""
-
-
-def measures_record(stream: str, position: int, learner: str, mode: str, prequential: bool,
-                    folds: int, window: Mapping[str, Any], window_size: Sequence[int],
-                    fold_values: Mapping[str, Sequence[float | None]],
-                    normalization: Sequence[Mapping[str, Any]] | None = None,
-                    delay: DelayCounts | None = None) -> Record:
-    """One learner's measures at a report, over its ``k`` folds (docs/method.md §10).
-
-    Parameters
-    ----------
-    stream, position, learner : str, int, str
-        Where the record belongs, and whose measures it holds.
-    mode, prequential, folds, window : str, bool, int, mapping
-        The evaluation's settings, copied into every ``measures`` record.
-    window_size : sequence of int
-        Each fold's window size at the report.
-    fold_values : mapping of str to sequence of float or None
-        Each measure's value on every fold, in fold order; the record holds their mean and
-        standard deviation (:func:`~foldstream.operators.stats.mean_std`) beside them.
-    normalization : sequence of mappings, optional
-        Each fold's normalisation counts (:data:`NORMALIZATION_FIELDS`) of this learner; the
-        field is written only when given.
-    delay : DelayCounts, optional
-        The label counts of a delayed stream (docs/method.md §13), the same on every fold; the
-        fields are written only when given.
-
-    Examples
-    --------
-    >>> record = measures_record("s", 4, "ht", "cv", True, 2, {"kind": "sliding", "size": 2},
-    ...                          [2, 2], {"accuracy": [0.5, 1.0]})
-    >>> record["values"]
-    {'accuracy': {'mean': 0.75, 'std': 0.3535533905932738, 'folds': [0.5, 1.0]}}
-    >>> "normalization" in record, "labelled" in record
-    (False, False)
-    """
-    from foldstream.operators.stats import mean_std  # it imports this module
-
-    values = {}
-    for measure, per_fold in fold_values.items():
-        mean, std = mean_std(per_fold)
-        values[measure] = {"mean": mean, "std": std, "folds": per_fold}
-    record = new_record(
-        "measures", stream, position,
-        learner=learner,
-        mode=mode,
-        prequential=prequential,
-        folds=folds,
-        window=dict(window),
-        window_size=list(window_size),
-        values=values,
-    )
-    if normalization:
-        record["normalization"] = {key: [counts[key] for counts in normalization]
-                                   for key in NORMALIZATION_FIELDS}
-    if delay is not None:
-        record.update(labelled=delay.labelled, pending=delay.pending, expired=delay.expired,
-                      delay_mean=delay.delay_mean, delay_max=delay.delay_max)
-    return record
-
-
-def comparison_record(stream: str, position: int, measure: str, a: str, b: str, alpha: float,
-                      wilcoxon: Mapping[str, Any], sign: Mapping[str, Any],
-                      mcnemar: Mapping[str, Any], q: Mapping[str, Any],
-                      sequential: Mapping[str, Any] | None = None,
-                      scope: Mapping[str, Any] | None = None) -> Record:
-    """The fold tests of a pair of learners on one measure at a report (docs/method.md §6, §10).
-
-    ``wilcoxon``, ``sign``, ``mcnemar`` and ``q`` are the tests' objects
-    (:mod:`~foldstream.operators.stats`); ``scope`` what the fold tests cover (``{window,
-    window_size: {a, b}}``: the window and each fold's window size of A and B); ``sequential``
-    the pair's confidence sequence
-    (:meth:`~foldstream.operators.sequential.SequentialResult.as_record`, with the regime
-    sequence inside as ``regime`` when on), written only when given (live verdicts on, the
-    verdict measure).
-
-    >>> record = comparison_record("s", 9, "accuracy", "ht", "nb", 0.05, {"reject": False},
-    ...                            {"reject": False}, {"reject": False}, {"q": 0.1})
-    >>> list(record)[4:], "sequential" in record
-    (['measure', 'a', 'b', 'alpha', 'wilcoxon', 'sign', 'mcnemar', 'q'], False)
-    """
-    record = new_record(
-        "comparison", stream, position,
-        measure=measure,
-        a=a,
-        b=b,
-        alpha=alpha,
-        wilcoxon=wilcoxon,
-        sign=sign,
-        mcnemar=mcnemar,
-        q=q,
-    )
-    if scope is not None:
-        record["scope"] = scope
-    if sequential is not None:
-        record["sequential"] = sequential
-    return record
-
-
-def ranking_record(stream: str, position: int, measure: str,
-                   ranking: Mapping[str, Any]) -> Record:
-    """The Friedman test and Nemenyi ranks of three or more learners on one measure
-    (docs/method.md §6, §10): ``ranking`` is
-    :func:`~foldstream.operators.stats.friedman_nemenyi`'s object, its fields in its order.
-
-    >>> ranking_record("s", 9, "accuracy", {"learners": ["a", "b", "c"], "p_value": 0.5})
-    ... # doctest: +NORMALIZE_WHITESPACE
-    {'schema': 1, 'type': 'ranking', 'stream': 's', 'position': 9, 'measure': 'accuracy',
-     'learners': ['a', 'b', 'c'], 'p_value': 0.5}
-    """
-    return new_record("ranking", stream, position, measure=measure, **ranking)
-
-
-def verdict_record(stream: str, position: int, a: str, b: str, measure: str, verdict: str,
-                   previous: str, lower: float, upper: float, n: int, alpha: float,
-                   scope: str = "stream", since: int | None = None,
-                   segment: int | None = None) -> Record:
-    """A pair's live verdict of one scope changed at this report (docs/method.md §10, §12, §15).
-
-    ``scope`` is ``"stream"`` (§12: every example since ``since``, the first scored one) or
-    ``"regime"`` (§15: the examples of segment ``segment``, from ``since`` on).
-
-    >>> r = verdict_record("s", 900, "ht", "nb", "accuracy", "a_better", "undecided", -0.09,
-    ...                    -0.01, 900, 0.05, since=1)
-    >>> r["verdict"], r["scope"], r["since"], "segment" in r
-    ('a_better', 'stream', 1, False)
-    """
-    record = new_record(
-        "verdict", stream, position,
-        a=a,
-        b=b,
-        measure=measure,
-        verdict=verdict,
-        previous=previous,
-        lower=lower,
-        upper=upper,
-        n=n,
-        alpha=alpha,
-        scope=scope,
-        since=since,
-    )
-    if segment is not None:
-        record["segment"] = segment
-    return record
-
-
-def drift_record(stream: str, position: int, learner: str, detector: str, quantity: str,
-                 folds: list[int], first: int) -> Record:
-    """Enough of a learner's folds alarmed within a window: a consensus drift (docs/method.md
-    §16).
-
-    >>> drift_record("s", 2900, "ht", "adwin", "loss", [1, 2, 3], 2100)["first"]
-    2100
-    """
-    return new_record(
-        "drift", stream, position,
-        learner=learner,
-        detector=detector,
-        quantity=quantity,
-        folds=list(folds),
-        first=first,
-    )
-
-
-def summary_record(stream: str, position: int, read: int, rejected: int, wall_time_s: float,
-                   measures: list[Record], interrupted: bool = False,
-                   positive_class: Label | None = None, classes: list[Label] | None = None,
-                   ) -> Record:
-    """The last record of a bounded stream (docs/method.md §10); both engines build it here.
-
-    ``interrupted``: the run was stopped (a signal) before the end of its input; the field is
-    written only then, as ``"interrupted": true``. ``positive_class`` (the configuration's
-    ``evaluation.positive_class``) and ``classes`` (the stream's labels): when a positive class
-    is set and matches none of the labels
-    (:func:`~foldstream.operators.evaluator.positive_code`), so that precision, recall and F1
-    were undefined for the whole run, the field ``positive_class_not_seen`` holds it; it is
-    written only then.
-
-    >>> record = summary_record("s", 2, 2, 0, 1.0, [], positive_class="yes", classes=["0", "1"])
-    >>> record["positive_class_not_seen"]
-    'yes'
-    >>> "positive_class_not_seen" in summary_record("s", 2, 2, 0, 1.0, [], positive_class=1,
-    ...                                             classes=["0", "1"])
-    False
-    """
-    from foldstream.operators.evaluator import positive_code  # it imports this module
-
-    record = new_record(
-        "summary", stream or None, position,  # "" gathers the records that named no stream
-        examples_read=read,
-        examples_rejected=rejected,
-        wall_time_s=round(wall_time_s, 3),
-        examples_per_second=round(position / wall_time_s, 1) if wall_time_s > 0 else None,
-        measures=measures,
-    )
-    if interrupted:
-        record["interrupted"] = True
-    if positive_class is not None and classes is not None \
-            and positive_code(list(classes), positive_class) < 0:
-        record["positive_class_not_seen"] = positive_class
-    return record

@@ -25,7 +25,8 @@ from foldstream.job.api import make_config
 from foldstream.job.config import ConfigError, GeneratorSource
 from foldstream.job.plans import make_plans
 from foldstream.operators.learners import LearnerSpec
-from foldstream.operators.records import Rejected, dumps, rejected_record
+from foldstream.operators.outputs import RejectedRecord
+from foldstream.operators.records import Rejected, dumps
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMING = ("wall_time_s", "examples_per_second")
@@ -344,7 +345,7 @@ def test_jsonl_round_trip_skips_what_is_not_a_record(three, tmp_path):
     assert again.records == results.records and again.skipped == 0
     assert again.to_jsonl(tmp_path / "again.jsonl").read_bytes() == path.read_bytes()
     lines = path.read_text(encoding="utf-8").splitlines()
-    rejected = dumps(rejected_record(Rejected("s", "r", "x", "f:2", 0)))
+    rejected = dumps(RejectedRecord.of(Rejected("s", "r", "x", "f:2", 0)).as_dict())
     dump = ["% a Kafka topic dump", *lines[:3], "{not json", '{"type": "measures"}', "[1, 2]",
             "", rejected, *lines[3:]]
     with gzip.open(tmp_path / "dump.jsonl.gz", "wt", encoding="utf-8") as handle:

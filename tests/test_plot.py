@@ -3,6 +3,8 @@ matplotlib objects (one mean curve per learner, a CD diagram only with three lea
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 
 import pytest
@@ -112,14 +114,14 @@ def test_cd_diagram_only_with_three_learners_or_more(three, two):
                             "elec-verdicts", "elec-cd-accuracy", "elec-cd-kappa_m"}
     ranking = data.rankings["accuracy"]
     texts = [t.get_text() for t in figures["elec-cd-accuracy"].axes[0].texts]
-    for name, rank in zip(ranking["learners"], ranking["average_ranks"]):
+    for name, rank in zip(ranking.learners, ranking.average_ranks):
         assert f"{name} ({rank:.2f})" in texts
-    assert f"CD = {ranking['critical_difference']:.3f}" in texts
+    assert f"CD = {ranking.critical_difference:.3f}" in texts
     assert "elec" in figures["elec-cd-accuracy"].axes[0].get_title()
 
     two_figures = stream_figures(group_by_stream(two)["elec"], ["accuracy"])
     assert not any("-cd-" in name for name in two_figures)
-    assert cd_figure({**ranking, "critical_difference": None}) is None
+    assert cd_figure(dataclasses.replace(ranking, critical_difference=None)) is None
 
 
 def test_cliques_join_learners_closer_than_the_critical_difference():

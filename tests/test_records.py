@@ -20,11 +20,11 @@ import pytest
 
 from foldstream.job import cli
 from foldstream.job.api import Results
-from foldstream.job.tools import records as reading
 from foldstream.job.tools.dashboard.state import Cursor, DashboardState
-from foldstream.job.tools.records import RecordReader, check_record, group_by_stream, read_records
+from foldstream.job.tools.records import RecordReader, group_by_stream, read_records
 from foldstream.job.tools.report import gather, render_html
 from foldstream.job.tools.schema import RecordError, load_schema, validate_record
+from foldstream.operators.outputs import parse_record
 from foldstream.operators.records import SCHEMA_VERSION
 from foldstream.operators.verdicts import (
     ANY_TIME,
@@ -112,7 +112,7 @@ def test_the_golden_run_written_before_still_reads_and_validates():
     assert len(skipped) == 1 and "summary record" in skipped[0] and "wall_time_s" in skipped[0]
     for record in records[:50] + records[-5:]:
         validate_record(record)
-        check_record(record)
+        parse_record(record)
 
 
 def test_one_schema_version_for_writers_and_readers(tmp_path):
@@ -121,8 +121,8 @@ def test_one_schema_version_for_writers_and_readers(tmp_path):
     alarm = {"schema": SCHEMA_VERSION, "type": "alarm", "stream": "s", "position": 3,
              "learner": "ht", "fold": 0, "detector": "adwin", "quantity": "loss"}
     later = {**alarm, "schema": SCHEMA_VERSION + 1}
-    check_record(alarm)
-    for check in (validate_record, check_record, reading.check_shape):
+    parse_record(alarm)
+    for check in (validate_record, parse_record):
         with pytest.raises(RecordError, match=f"schema {SCHEMA_VERSION + 1} is not "
                                               f"{SCHEMA_VERSION}"):
             check(later)
@@ -138,8 +138,8 @@ def test_a_verdict_of_no_known_value_is_no_record_for_any_reader():
     record = {"schema": SCHEMA_VERSION, "type": "verdict", "stream": "s", "position": 9,
               "a": "x", "b": "y", "measure": "accuracy", "verdict": "x_better",
               "previous": "undecided", "lower": -0.1, "upper": -0.01, "n": 9, "alpha": 0.05}
-    with pytest.raises(RecordError, match="'verdict' is 'x_better', not one of"):
-        check_record(record)
+    with pytest.raises(RecordError, match="at verdict: 'x_better' is not one of"):
+        parse_record(record)
     assert gather([record]).invalid and not DashboardState().update(record)
 
 
@@ -158,8 +158,8 @@ def test_report_and_dashboard_word_live_verdicts_as_verdicts_py(run):
     (data,) = group_by_stream(records).values()
     live = {(a, b, scope): s
             for (measure, a, b), series in data.comparisons.items() if measure == "accuracy"
-            for scope, s in (("stream", series[-1]["sequential"]),
-                             ("regime", series[-1]["sequential"]["regime"]))}
+            for scope, s in (("stream", series[-1].sequential),
+                             ("regime", series[-1].sequential["regime"]))}
     changes = [r for r in records if r["type"] == "verdict"]
     assert live
     expected = {key: live_verdict_text(s, *key[:2]) for key, s in live.items()}

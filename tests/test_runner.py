@@ -107,7 +107,7 @@ def test_run_configuration_keeps_collects_and_calls_back(tmp_path):
                                 on_progress=read.append)
     assert [r["type"] for r in outcome.records] == ["measures", "measures", "summary"]
     assert seen == outcome.records and read[-1] == 60
-    assert outcome.summary.summaries == outcome.records[-1:]
+    assert [s.as_dict() for s in outcome.summary.summaries] == outcome.records[-1:]
     assert outcome.interrupted is None and outcome.dead_letters_lost == 0
     assert known_streams(config) == ["s"]
 

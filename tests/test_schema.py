@@ -19,7 +19,8 @@ from foldstream.job.config import load_config
 from foldstream.job.engines.inprocess import evaluate_to_list
 from foldstream.job.plans import make_plans, open_source
 from foldstream.job.tools.records import RecordError, RecordReader, RecordSource, read_records
-from foldstream.job.tools.schema import load_schema, validate_record
+from foldstream.job.tools.schema import SCHEMA_RESOURCE, load_schema, schema_text, \
+    validate_record
 from foldstream.operators.measures import MEASURES
 from foldstream.operators.normalization import NORMALIZABLE
 
@@ -64,6 +65,15 @@ def types(records: list[dict]) -> set[str]:
 # ------------------------------------------------------------------------------ engine output
 def test_the_schema_is_a_valid_draft_2020_12_schema():
     jsonschema.Draft202012Validator.check_schema(load_schema())
+
+
+def test_the_committed_schema_is_what_the_record_classes_generate():
+    from importlib import resources
+
+    committed = (resources.files("foldstream.job.tools") / SCHEMA_RESOURCE).read_text("utf-8")
+    assert committed == schema_text(), (
+        "job/tools/schema/records.schema.json differs from the record classes "
+        "(foldstream.operators.outputs): regenerate it with python -m foldstream.job.tools.schema")
 
 
 def test_the_schema_names_every_measure_the_engine_computes():

@@ -17,6 +17,7 @@ from rich.console import Console
 from foldstream.job.tools.tables import comparisons_table
 from foldstream.job.tools.watch import WatchState
 from foldstream.operators import stats
+from foldstream.operators.measures import MEASURES
 from foldstream.operators.sequential import A_BETTER, B_BETTER, UNDECIDED
 from foldstream.operators.verdicts import (
     ANY_TIME,
@@ -37,7 +38,7 @@ def measures_record(learner: str, folds: list[float]) -> dict:
     return {"schema": 1, "type": "measures", "stream": "s", "position": POSITION,
             "learner": learner, "mode": "bootstrap", "prequential": True, "folds": len(folds),
             "window": {"kind": "adwin", "delta": 0.002}, "window_size": [100] * len(folds),
-            "values": {"accuracy": {"mean": mean, "std": std, "folds": folds}}}
+            "values": {m: {"mean": mean, "std": std, "folds": folds} for m in MEASURES}}
 
 
 def comparison_record(a: str, b: str, folds_a: list[float], folds_b: list[float],
@@ -46,7 +47,9 @@ def comparison_record(a: str, b: str, folds_a: list[float], folds_b: list[float]
     return {"schema": 1, "type": "comparison", "stream": "s", "position": POSITION,
             "measure": "accuracy", "a": a, "b": b, "alpha": alpha,
             "wilcoxon": stats.wilcoxon(folds_a, folds_b, alpha),
-            "sign": stats.sign_test(folds_a, folds_b, alpha)}
+            "sign": stats.sign_test(folds_a, folds_b, alpha),
+            "mcnemar": stats.mcnemar([0] * len(folds_a), [0] * len(folds_b), alpha),
+            "q": stats.q_statistic([0.0] * len(folds_a), [0.0] * len(folds_b))}
 
 
 def text_of(renderable) -> str:

@@ -165,8 +165,8 @@ def test_watch_renders_the_verdict_records_and_the_live_column(records):
 
 def test_watch_keeps_the_latest_change_per_pair():
     state = WatchState()
-    base = {"type": "verdict", "stream": "s", "a": "ht", "b": "nb", "measure": "accuracy",
-            "n": 0, "alpha": 0.05}
+    base = {"schema": 1, "type": "verdict", "stream": "s", "a": "ht", "b": "nb",
+            "measure": "accuracy", "n": 0, "alpha": 0.05}
     state.update({**base, "position": 300, "verdict": "a_better", "previous": "undecided",
                   "lower": -0.3, "upper": -0.02})
     state.update({**base, "position": 700, "verdict": "undecided", "previous": "a_better",

@@ -33,13 +33,12 @@ from foldstream.job.plans import Plans
 from foldstream.operators.delay import DelayFanOut, LabelOnly
 from foldstream.operators.fanout import Batcher
 from foldstream.operators.head import StreamHead
+from foldstream.operators.outputs import RejectedRecord, SummaryRecord
 from foldstream.operators.records import (
     Example,
     ExampleBatch,
     Record,
     Rejected,
-    rejected_record,
-    summary_record,
 )
 
 
@@ -268,7 +267,7 @@ def _evaluate(plans: Plans, source: Iterable[Example | Rejected], outlet: _Outle
         stages = stages_of(item.stream or "")
         records, rejected = stages.take(item)
         if rejected is not None:
-            outlet.rejected(rejected_record(rejected, max_bytes))
+            outlet.rejected(RejectedRecord.of(rejected, max_bytes).as_dict())
         if records is not None:
             outlet.records(records)
             if on_progress is not None:
@@ -286,10 +285,11 @@ def _evaluate(plans: Plans, source: Iterable[Example | Rejected], outlet: _Outle
     for stages in stages_by_stream.values():
         # Interrupted: the examples left in the batcher were not evaluated.
         head = stages.head
-        summary = summary_record(stages.stream, stages.evaluated, head.read, head.rejected,
-                                 wall, stages.aggregator.final_measures(),
-                                 interrupted=signum is not None,
-                                 positive_class=plans.evaluation.positive, classes=head.classes)
+        summary = SummaryRecord.at_end(
+            stream=stages.stream, position=stages.evaluated, read=head.read,
+            rejected=head.rejected, wall_time_s=wall,
+            measures=stages.aggregator.final_measures(), interrupted=signum is not None,
+            positive_class=plans.evaluation.positive, classes=head.classes).as_dict()
         outlet.records([summary])
         result.summaries.append(summary)
     return result

@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from foldstream.operators.records import summary_record
+from foldstream.operators.outputs import SummaryRecord
 
 STOP_GRACE_S = 5.0
 """Seconds a run stopped by SIGTERM alone has to finish its report before the stop is forced."""
@@ -253,7 +253,7 @@ class Delivered:
     ``positive_class`` (``evaluation.positive_class``) and ``classes`` (per stream, its labels
     as far as the run knows them when it stops) give those summaries the
     ``positive_class_not_seen`` field that a summary written by the stages has
-    (:func:`~foldstream.operators.records.summary_record`); a stream whose labels are not
+    (:meth:`~foldstream.operators.outputs.SummaryRecord.at_end`); a stream whose labels are not
     known gets none."""
 
     started: float = field(default_factory=time.time)
@@ -296,11 +296,12 @@ class Delivered:
             # delayed labels: several reports share a position, told apart by ``labelled``
             at = max((_report_at(r) for r in last.values()), default=(0, 0))
             position, rejected = at[0], self.rejected.get(stream, 0)
-            out.append(summary_record(stream, position, position + rejected, rejected,
-                                      time.time() - self.started,
-                                      [r for r in last.values() if _report_at(r) == at],
-                                      interrupted=True, positive_class=self.positive_class,
-                                      classes=self.classes.get(stream)))
+            out.append(SummaryRecord.at_end(
+                stream=stream, position=position, read=position + rejected, rejected=rejected,
+                wall_time_s=time.time() - self.started,
+                measures=[r for r in last.values() if _report_at(r) == at],
+                interrupted=True, positive_class=self.positive_class,
+                classes=self.classes.get(stream)).as_dict())
         return out
 
 

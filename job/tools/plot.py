@@ -26,14 +26,15 @@ import math
 import os
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from foldstream.job import exitcodes
 from foldstream.job.checks import check_choices
-from foldstream.job.tools.records import StreamRecords, describe_window, group_by_stream, \
-    read_records
+from foldstream.job.tools.records import RecordReader, StreamRecords, describe_window, \
+    group_by_stream
+from foldstream.operators.outputs import MeasuresRecord, OutputRecord, RankingRecord
 from foldstream.operators.records import Record
 from foldstream.operators.sequential import UNDECIDED
 from foldstream.operators.verdicts import ANY_TIME, BETTER, live_verdict_text
@@ -44,6 +45,43 @@ FORMATS = ("png", "svg", "pdf")
 FIGSIZE = (10.0, 5.6)
 DPI = 130
 BAND_ALPHA = 0.18
+MAX_LEARNERS = 200
+"""The most learners of one stream that ``plot`` and ``report`` draw: a figure of more has no
+readable legend or colour, and its cost grows with the learners times the pairs. A stream with
+more is refused with a message naming the limit."""
+
+
+def _too_many(stream: str, learners: str) -> ValueError:
+    return ValueError(f"stream {stream!r} has {learners} learners: plot and report draw at "
+                      f"most {MAX_LEARNERS} (MAX_LEARNERS); select the learners first "
+                      f"(Results.records, or grep the metrics file)")
+
+
+def check_learner_count(data: StreamRecords) -> None:
+    """Refuse (``ValueError``, naming the limit) a stream of more than :data:`MAX_LEARNERS`
+    learners, before anything is drawn."""
+    if len(data.measures) > MAX_LEARNERS:
+        raise _too_many(data.stream, f"{len(data.measures):,}")
+
+
+def bounded_learners(records: Iterable[Any]) -> Iterator[Any]:
+    """The records, in order, refusing (``ValueError``) as soon as a stream's ``measures``
+    records name more than :data:`MAX_LEARNERS` learners: a file of many learners is refused
+    after its first few hundred records, not after reading it all.
+
+    >>> from foldstream.operators.outputs import AlarmRecord
+    >>> len(list(bounded_learners([AlarmRecord(stream="s", position=1, learner="a", fold=0,
+    ...     detector="adwin", quantity="loss")])))
+    1
+    """
+    learners: dict[Any, set] = {}
+    for record in records:
+        if isinstance(record, MeasuresRecord):
+            seen = learners.setdefault(record.stream, set())
+            seen.add(record.learner)
+            if len(seen) > MAX_LEARNERS:
+                raise _too_many(record.stream, f"more than {MAX_LEARNERS}")
+        yield record
 
 
 # ------------------------------------------------------------------------------------- data
@@ -58,13 +96,14 @@ def _spread(values: Sequence[Any]) -> tuple[float, float]:
     return (min(defined), max(defined)) if defined else (math.nan, math.nan)
 
 
-def _series(records: list[Record], pick) -> tuple[list[int], list[float], list[float], list[float]]:
+def _series(records: list[MeasuresRecord], pick
+            ) -> tuple[list[int], list[float], list[float], list[float]]:
     """Positions, mean, min and max along the stream of ``pick(record) -> (mean, folds)``."""
     positions, means, lows, highs = [], [], [], []
     for record in records:
         mean, folds = pick(record)
         low, high = _spread(folds)
-        positions.append(record["position"])
+        positions.append(record.position)
         means.append(_number(mean))
         lows.append(low)
         highs.append(high)
@@ -104,11 +143,11 @@ def _colors(learners: Sequence[str]) -> dict[str, Any]:
     return {name: palette[i % len(palette)] for i, name in enumerate(learners)}
 
 
-def _setup(record: Record) -> str:
+def _setup(record: MeasuresRecord) -> str:
     """The evaluation a ``measures`` record comes from, for titles."""
-    folds = "1 fold" if record["folds"] == 1 else f"{record['folds']} folds"
-    how = "prequential" if record["prequential"] else "holdout"
-    return f"{record['mode']}, {folds}, {how}, window {describe_window(record['window'])}"
+    folds = "1 fold" if record.folds == 1 else f"{record.folds} folds"
+    how = "prequential" if record.prequential else "holdout"
+    return f"{record.mode}, {folds}, {how}, window {describe_window(record.window)}"
 
 
 def _finish_axes(ax, ylabel: str) -> None:
@@ -137,7 +176,7 @@ def measure_figure(data: StreamRecords, measure: str):
     """
     # A class first seen mid-stream gets its recall[<label>] from then on only.
     learners = [name for name, recs in data.measures.items()
-                if any(measure in r["values"] for r in recs)]
+                if any(measure in r.values for r in recs)]
     if not learners:
         return None
     colors = _colors(data.learners)
@@ -150,7 +189,7 @@ def measure_figure(data: StreamRecords, measure: str):
         ax.plot(positions, means, color=colors[name], lw=1.6, label=literal(name))
         drawn.append((means, lows, highs))
     clipped = _robust_ylim(ax, drawn)
-    k = data.first["folds"]
+    k = data.first.folds
     ax.set_title(literal(f"{measure} on stream {data.stream}\n{_setup(data.first)}"),
                  fontsize="medium")
     _finish_axes(ax, measure)
@@ -162,9 +201,9 @@ def measure_figure(data: StreamRecords, measure: str):
 
 def _measure_picker(measure: str):
     """``record -> (mean, folds)`` of ``measure``; undefined where a record lacks it."""
-    def pick(record: Record) -> tuple[Any, list[Any]]:
-        value = record["values"].get(measure)
-        return (None, []) if value is None else (value["mean"], value["folds"])
+    def pick(record: MeasuresRecord) -> tuple[Any, list[Any]]:
+        value = record.value(measure)
+        return (None, []) if value is None else (value.mean, value.folds)
     return pick
 
 
@@ -201,7 +240,7 @@ def _alarm_strip(ax, data: StreamRecords, colors: dict[str, Any]) -> None:
     # shows each fold's alarms
     events, what = (data.drifts, "drifts") if data.drifts else (data.alarms, "alarms")
     for name in data.learners:
-        xs = [a["position"] for a in events if a["learner"] == name]
+        xs = [a.position for a in events if a.learner == name]
         if xs:
             ax.scatter(xs, [rows[name]] * len(xs), marker="|", s=60, color=colors[name],
                        linewidths=0.8)
@@ -220,14 +259,14 @@ def window_size_figure(data: StreamRecords):
     ax = figure.subplots()
     for name, records in data.measures.items():
         positions, means, lows, highs = _series(
-            records, lambda r: (sum(r["window_size"]) / len(r["window_size"]), r["window_size"]))
+            records, lambda r: (r.window_mean, r.window_size))
         ax.fill_between(positions, lows, highs, color=colors[name], alpha=BAND_ALPHA, lw=0)
         ax.plot(positions, means, color=colors[name], lw=1.6, label=literal(name))
     ax.set_title(literal(f"window size on stream {data.stream}\n{_setup(data.first)}"),
                  fontsize="medium")
     ax.set_xlabel(literal(f"position in stream {data.stream} (examples)"))
     _finish_axes(ax, "examples in the window")
-    _legend(ax, title="mean over folds;\nband: min-max of folds" if data.first["folds"] > 1 else None)
+    _legend(ax, title="mean over folds;\nband: min-max of folds" if data.first.folds > 1 else None)
     return figure
 
 
@@ -251,11 +290,11 @@ def pvalues_figure(data: StreamRecords):
     for ax, measure in zip(axes, measures):
         for a, b in pairs:
             series = data.comparisons.get((measure, a, b), [])
-            positions = [r["position"] for r in series]
+            positions = [r.position for r in series]
             color = colors[f"{a} vs {b}"]
-            ax.plot(positions, [_number(r["wilcoxon"]["p_value"]) for r in series], color=color,
+            ax.plot(positions, [_number(r.wilcoxon["p_value"]) for r in series], color=color,
                     lw=1.5, label=literal(f"{a} vs {b}: Wilcoxon"))
-            ax.plot(positions, [_number(r["sign"]["p_value"]) for r in series], color=color,
+            ax.plot(positions, [_number(r.sign["p_value"]) for r in series], color=color,
                     lw=1.2, ls="--", label=literal(f"{a} vs {b}: sign"))
         if alpha is not None:
             ax.axhline(alpha, color="crimson", lw=1.0, ls=":", label=f"α = {alpha}")
@@ -264,7 +303,7 @@ def pvalues_figure(data: StreamRecords):
         _finish_axes(ax, "p-value (log)")
     _legend(axes[0])  # the same pairs and styles in every axes: one legend
     figure.suptitle(literal(
-        f"paired tests over {data.first['folds']} folds on stream {data.stream}: below α, "
+        f"paired tests over {data.first.folds} folds on stream {data.stream}: below α, "
         f"the pair differs significantly\n{_setup(data.first)}"), fontsize="medium")
     axes[-1].set_xlabel(literal(f"position in stream {data.stream} (examples)"))
     return figure
@@ -275,19 +314,21 @@ def first_decided(data: StreamRecords, measure: str, a: str, b: str) -> int | No
     decided: from the ``verdict`` records, else from the comparisons' ``sequential`` objects;
     ``None`` while it never was.
 
-    >>> data = StreamRecords("s", verdicts=[{"measure": "accuracy", "a": "x", "b": "y",
-    ...                                      "position": 700, "verdict": "b_better"}])
+    >>> from foldstream.operators.outputs import VerdictRecord
+    >>> data = StreamRecords("s", verdicts=[VerdictRecord(stream="s", position=700, a="x",
+    ...     b="y", measure="accuracy", verdict="b_better", previous="undecided", lower=0.01,
+    ...     upper=0.2, n=700, alpha=0.05)])
     >>> first_decided(data, "accuracy", "x", "y"), first_decided(data, "kappa", "x", "y")
     (700, None)
     """
     for record in data.verdicts:
-        if (record["measure"], record["a"], record["b"]) == (measure, a, b) \
-                and record["verdict"] != UNDECIDED:
-            return record["position"]
+        if (record.measure, record.a, record.b) == (measure, a, b) \
+                and record.verdict != UNDECIDED:
+            return record.position
     for record in data.comparisons.get((measure, a, b), []):
-        sequential = record.get("sequential")
-        if sequential and sequential["verdict"] != UNDECIDED:
-            return record["position"]
+        live = record.live
+        if live is not None and live.verdict != UNDECIDED:
+            return record.position
     return None
 
 
@@ -306,22 +347,22 @@ def verdicts_figure(data: StreamRecords):
         off, or a single learner).
     """
     keys = [key for key, series in data.comparisons.items()
-            if any(r.get("sequential") for r in series)]
+            if any(r.sequential for r in series)]
     if not keys:
         return None
     colors = _colors([f"{a} vs {b}" for _, a, b in keys])
     figure = _new_figure((FIGSIZE[0], 1.6 + 2.9 * len(keys)))
     axes = figure.subplots(len(keys), 1, sharex=True, squeeze=False)[:, 0]
     for ax, (measure, a, b) in zip(axes, keys):
-        series = [r for r in data.comparisons[measure, a, b] if r.get("sequential")]
-        seq = [r["sequential"] for r in series]
-        positions = [r["position"] for r in series]
+        series = [r for r in data.comparisons[measure, a, b] if r.sequential]
+        seq = [r.live for r in series]
+        positions = [r.position for r in series]
         color = colors[f"{a} vs {b}"]
-        confidence = 1 - seq[-1]["alpha"]
-        ax.fill_between(positions, [_number(q["lower"]) for q in seq],
-                        [_number(q["upper"]) for q in seq], color=color, alpha=0.3, lw=0,
+        confidence = 1 - seq[-1].alpha
+        ax.fill_between(positions, [_number(q.lower) for q in seq],
+                        [_number(q.upper) for q in seq], color=color, alpha=0.3, lw=0,
                         label=f"interval: {confidence:.4g} confidence,\nat every position at once")
-        ax.plot(positions, [q["sum"] / q["n"] if q["n"] else math.nan for q in seq],
+        ax.plot(positions, [_number(q.estimate) for q in seq],
                 color=color, lw=1.5, label="observed mean difference")
         ax.axhline(0.0, color="black", lw=0.9, label="no difference")
         decided = first_decided(data, measure, a, b)
@@ -333,14 +374,14 @@ def verdicts_figure(data: StreamRecords):
                                      f"{BETTER.format(name=name)}"),
                     transform=ax.transAxes, va=va, ha="right", fontsize="small", color="dimgray")
         last = series[-1]
-        words = [live_verdict_text(seq[-1], a, b)]
-        if seq[-1].get("regime"):
-            words.append(live_verdict_text(seq[-1]["regime"], a, b))
-            regime = [r.get("regime") or {} for r in seq]
-            starts = sorted({q["since"] for q in regime if q.get("since") and q["segment"] > 1})
+        words = [live_verdict_text(last.sequential, a, b)]  # the wording reads the JSON object
+        if last.regime is not None:
+            words.append(live_verdict_text(last.sequential["regime"], a, b))
+            regime = [q for q in (r.regime for r in series) if q is not None]
+            starts = sorted({q.since for q in regime if q.since and q.segment > 1})
             for x in starts:  # where the regime verdict restarted (docs/method.md §15)
                 ax.axvline(x, color="gray", lw=0.6, ls=":")
-        ax.set_title(literal(f"{measure}, {a} vs {b}, at position {last['position']:,}: "
+        ax.set_title(literal(f"{measure}, {a} vs {b}, at position {last.position:,}: "
                              + ";\n".join(words)), fontsize="small", loc="left")
         _finish_axes(ax, f"error({a}) − error({b})")
         _legend(ax)
@@ -369,7 +410,7 @@ def cliques(ranks: Sequence[float], cd: float) -> list[tuple[int, int]]:
     return found
 
 
-def cd_figure(ranking: Record, alpha: float | None = None):
+def cd_figure(ranking: RankingRecord, alpha: float | None = None):
     """A critical difference diagram (Demšar 2006) from a ``ranking`` record.
 
     The average ranks lie on an axis from 1 (best, left) to L; every learner is labelled, the
@@ -383,7 +424,7 @@ def cd_figure(ranking: Record, alpha: float | None = None):
         ``None`` with fewer than three learners, or when the ranks or the critical difference
         are undefined.
     """
-    names, ranks, cd = ranking["learners"], ranking["average_ranks"], ranking["critical_difference"]
+    names, ranks, cd = ranking.learners, ranking.average_ranks, ranking.critical_difference
     if len(names) < 3 or cd is None or any(r is None for r in ranks):
         return None
     order = sorted(range(len(names)), key=lambda i: ranks[i])
@@ -426,10 +467,10 @@ def cd_figure(ranking: Record, alpha: float | None = None):
         ax.plot([ranks[i] - 0.04, ranks[j] + 0.04], [y, y], color="black", lw=3.5,
                 solid_capstyle="round")
     level = f"Nemenyi, α = {alpha}" if alpha is not None else "Nemenyi"
-    friedman = ranking["friedman"]["p_value"]
+    friedman = ranking.friedman["p_value"]
     friedman = f"; Friedman p = {friedman:.3g}" if friedman is not None else ""
-    ax.set_title(literal(f"average ranks of {ranking['measure']} over folds, stream "
-                         f"{ranking['stream']} at position {ranking['position']}\n(1 = best; bars "
+    ax.set_title(literal(f"average ranks of {ranking.measure} over folds, stream "
+                         f"{ranking.stream} at position {ranking.position}\n(1 = best; bars "
                          f"join learners not significantly different, {level}{friedman})"),
                  fontsize="medium")
     return figure
@@ -442,7 +483,9 @@ def _safe(name: str) -> str:
 
 
 def stream_figures(data: StreamRecords, measures: Sequence[str]) -> dict[str, Any]:
-    """Every figure of one stream, by file stem (``<stream>-<what>``)."""
+    """Every figure of one stream, by file stem (``<stream>-<what>``); a stream of more than
+    :data:`MAX_LEARNERS` learners is refused (``ValueError``)."""
+    check_learner_count(data)
     stem = _safe(data.stream)
     figures: dict[str, Any] = {}
     for measure in measures:
@@ -466,15 +509,16 @@ def stream_figures(data: StreamRecords, measures: Sequence[str]) -> dict[str, An
     return figures
 
 
-def plot_records(records: Iterable[Record], out_dir: str | os.PathLike[str] = "plots",
+def plot_records(records: Iterable[Record | OutputRecord], out_dir: str | os.PathLike[str] = "plots",
                  measures: Sequence[str] = DEFAULT_MEASURES,
                  formats: Sequence[str] = ("png",)) -> list[Path]:
     """Draw every figure of a run's records and write them to ``out_dir``.
 
     Parameters
     ----------
-    records : iterable of dict
-        Output records (docs/method.md §10), e.g. from :func:`foldstream.job.tools.records.read_records`.
+    records : iterable of dict or OutputRecord
+        Output records (docs/method.md §10), typed or as JSON objects, e.g. from
+        :func:`foldstream.job.tools.records.read_records`.
     out_dir : path
         The folder; created if missing.
     measures : sequence of str
@@ -497,9 +541,11 @@ def plot_records(records: Iterable[Record], out_dir: str | os.PathLike[str] = "p
     streams = group_by_stream(records)
     if not streams:
         raise ValueError("no measures records to plot")
+    for data in streams.values():
+        check_learner_count(data)
     check_choices(measures, sorted({name for data in streams.values()  # in some stream at least
                                     for series in data.measures.values() for record in series
-                                    for name in record["values"]}), "measure")
+                                    for name in record.values}), "measure")
     written: list[Path] = []
     for data in streams.values():
         written += save_figures(stream_figures(data, measures), out_dir, formats)
@@ -535,7 +581,7 @@ def main(args) -> int:
     from foldstream.connectors.kafka import KafkaUnavailable
 
     try:
-        records = read_records(args.metrics)
+        records = list(bounded_learners(RecordReader(args.metrics, typed=True)))
         written = plot_records(records, args.out, _split(args.measures), _split(args.formats))
     except (OSError, ValueError, KafkaUnavailable) as error:
         print(f"error: {error}", file=sys.stderr)

@@ -29,11 +29,12 @@ from typing import Any
 from foldstream.connectors.sinks import Named, check_outputs
 from foldstream.job.checks import check_choices
 from foldstream.job.tools.plot import DEFAULT_MEASURES, DPI, stream_figures
-from foldstream.job.tools.records import BadRecord, RecordReader, StreamRecords, check_record, \
+from foldstream.job.tools.plot import bounded_learners, check_learner_count
+from foldstream.job.tools.records import RecordError, RecordReader, StreamRecords, \
     describe_record, describe_window, group_by_stream
 from foldstream.job.tools.tables import SUMMARY_MEASURES, fmt, fmt_p
 from foldstream.operators.aggregator import VERDICT_MEASURE
-from foldstream.operators.records import Record
+from foldstream.operators.outputs import OutputRecord, SummaryRecord, VerdictRecord, as_typed
 from foldstream.operators.verdicts import fold_verdict, live_scope_text, live_verdict_text, \
     scope_disagreement, sequential_head
 
@@ -50,8 +51,8 @@ class StreamFacts:
 
     stream: str
     counts: Counter = field(default_factory=Counter)  # records by type
-    summary: Record | None = None
-    verdicts: list[Record] = field(default_factory=list)  # `verdict` records (changes)
+    summary: SummaryRecord | None = None
+    verdicts: list[VerdictRecord] = field(default_factory=list)  # `verdict` records (changes)
     rejected: int = 0
 
 
@@ -68,8 +69,8 @@ class RunFacts:
 
 
 def gather(records: Iterable[Any], source: str = "", skipped: int = 0) -> RunFacts:
-    """Sort a run's records for the report; leave out (and say why) those that break the
-    record contract (:func:`~foldstream.job.tools.records.check_record`).
+    """Sort a run's records (typed, or JSON objects) for the report; leave out (and say why)
+    those that break the record contract (:func:`~foldstream.operators.outputs.parse_record`).
 
     A configuration is shown when a record carries one: a record of type ``config`` or a
     ``config`` field of any record (today's records carry none; the report shows what is
@@ -81,12 +82,12 @@ def gather(records: Iterable[Any], source: str = "", skipped: int = 0) -> RunFac
     ...                  "learner": "a", "fold": 0, "detector": "adwin", "quantity": "loss"},
     ...                 {"schema": 1, "type": "mystery"}])
     >>> facts.facts["s"].counts["alarm"], facts.invalid
-    (1, ["mystery record: unknown type 'mystery'"])
+    (1, ["mystery record: unknown type 'mystery'; expected one of measures, comparison, verdict, ranking, alarm, drift, learner_error, rejected, summary, part"])
     """
     facts: dict[str, StreamFacts] = {}
     configs: list[Any] = []
     invalid: list[str] = []
-    good: list[Record] = []
+    good: list[OutputRecord] = []
     for record in records:
         if isinstance(record, dict) and "config" in record:
             if record["config"] not in configs:
@@ -94,23 +95,26 @@ def gather(records: Iterable[Any], source: str = "", skipped: int = 0) -> RunFac
             if record.get("type") == "config":
                 continue
         try:
-            kind, _ = check_record(record)
-        except BadRecord as error:
-            invalid.append(f"{describe_record(record)}: {error}")
+            record = as_typed(record)
+        except RecordError as error:
+            invalid.append(str(error))
             continue
-        name = record.get("stream")
+        name = record.stream
         if not isinstance(name, str):  # a rejected record of no known stream
             continue
         good.append(record)
         stream = facts.setdefault(name, StreamFacts(name))
-        stream.counts[kind] += 1
-        if kind == "summary":
+        stream.counts[record.TYPE] += 1
+        if isinstance(record, SummaryRecord):
             stream.summary = record
-        elif kind == "verdict":
+        elif isinstance(record, VerdictRecord):
             stream.verdicts.append(record)
-        elif kind == "rejected":
+        elif record.TYPE == "rejected":
             stream.rejected += 1
-    return RunFacts(source, group_by_stream(good), facts, configs, skipped, invalid)
+    streams = group_by_stream(good)
+    for data in streams.values():
+        check_learner_count(data)
+    return RunFacts(source, streams, facts, configs, skipped, invalid)
 
 
 def report_every(positions: Sequence[int]) -> int | None:
@@ -175,15 +179,15 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], numeric: Itera
 
 def _setup_section(data: StreamRecords, facts: StreamFacts) -> str:
     first = data.first
-    positions = [r["position"] for r in next(iter(data.measures.values()))]
+    positions = [r.position for r in next(iter(data.measures.values()))]
     compared = list(dict.fromkeys(key[0] for key in data.comparisons))
     every = report_every(positions)
     rows = [
         ("learners", ", ".join(_e(n) for n in data.learners)),
-        ("validation", _e(f"{first['mode']}, {first['folds']} "
-                          f"{'fold' if first['folds'] == 1 else 'folds'}, "
-                          f"{'prequential' if first['prequential'] else 'holdout'}")),
-        ("window", _e(describe_window(first["window"]))),
+        ("validation", _e(f"{first.mode}, {first.folds} "
+                          f"{'fold' if first.folds == 1 else 'folds'}, "
+                          f"{'prequential' if first.prequential else 'holdout'}")),
+        ("window", _e(describe_window(first.window))),
         ("reports", _e(f"{len(positions)}, every {every:,} examples" if every else
                        f"{len(positions)}") + _e(f" (positions {positions[0]:,} to "
                                                  f"{positions[-1]:,})")),
@@ -200,23 +204,22 @@ def _summary_section(data: StreamRecords, facts: StreamFacts) -> str:
     summary = facts.summary
     if summary is not None:
         parts.append(
-            f"<p>Finished: {summary['examples_read']:,} records read, "
-            f"{summary['examples_rejected']:,} rejected, {summary['wall_time_s']:.1f} s "
-            f"({_int(summary.get('examples_per_second'))} examples/s).</p>")
+            f"<p>Finished: {summary.examples_read:,} records read, "
+            f"{summary.examples_rejected:,} rejected, {summary.wall_time_s:.1f} s "
+            f"({_int(summary.examples_per_second)} examples/s).</p>")
     else:
         parts.append("<p>No <code>summary</code> record: the input is unbounded or the run "
                      "did not finish; the values below are those of the last report.</p>")
     last = {name: records[-1] for name, records in data.measures.items()}
-    shown = [m for m in SUMMARY_MEASURES if any(m in r["values"] for r in last.values())]
+    shown = [m for m in SUMMARY_MEASURES if any(m in r.values for r in last.values())]
     rows = []
     for name, record in last.items():
-        cells = [_e(name), _int(record["position"])]
+        cells = [_e(name), _int(record.position)]
         for measure in shown:
-            value = record["values"].get(measure)
+            value = record.value(measure)
             cells.append("n/a" if value is None else
-                         f"{_num(value['mean'])} ± {_num(value['std'])}")
-        sizes = record["window_size"]
-        cells.append(_int(sum(sizes) / len(sizes)))
+                         f"{_num(value.mean)} ± {_num(value.std)}")
+        cells.append(_int(record.window_mean))
         rows.append(cells)
     parts.append(_table(["learner", "position", *shown, "window (mean)"], rows,
                         numeric=range(1, len(shown) + 3),
@@ -227,11 +230,12 @@ def _summary_section(data: StreamRecords, facts: StreamFacts) -> str:
 def _tests_section(data: StreamRecords) -> str:
     if not data.comparisons:
         return "<p>No comparisons: a single learner.</p>"
-    last_measures = {name: records[-1] for name, records in data.measures.items()}
+    last_measures = {name: records[-1].as_dict() for name, records in data.measures.items()}
     rows, sentences = [], []
     for (measure, a, b), series in data.comparisons.items():
-        record = series[-1]
-        w, s, m, q = record["wilcoxon"], record["sign"], record["mcnemar"], record["q"]
+        typed = series[-1]
+        record = typed.as_dict()  # the wording of verdicts reads the record's JSON
+        w, s, m, q = typed.wilcoxon, typed.sign, typed.mcnemar, typed.q
         rows.append([_e(measure), _e(f"{a} vs {b}"), _p(w["p_value"]), _p(s["p_value"]),
                      _e(f"{s['wins_a']}:{s['wins_b']} ({s['ties']} ties)"),
                      _e(fold_verdict(record, last_measures).text),
@@ -240,7 +244,7 @@ def _tests_section(data: StreamRecords) -> str:
         if sentence:
             sentences.append(f"<p class=\"note\">{_e(f'{a} vs {b} ({measure})')}: "
                              f"{_e(sentence)}</p>")
-    position = next(iter(data.comparisons.values()))[-1]["position"]
+    position = next(iter(data.comparisons.values()))[-1].position
     return _table(["measure", "pair", "Wilcoxon p", "sign p", "wins", "fold tests say",
                    "McNemar p", "Q"], rows, numeric=(2, 3, 4, 6, 7),
                   caption=f"paired tests over folds at position {position:,} (α = {data.alpha}); "
@@ -252,8 +256,8 @@ def _verdicts_section(data: StreamRecords, facts: StreamFacts) -> str:
     parts = []
     rows = []
     for (measure, a, b), series in data.comparisons.items():
-        sequential = series[-1].get("sequential")
-        if measure != VERDICT_MEASURE or not isinstance(sequential, dict):
+        sequential = series[-1].sequential
+        if measure != VERDICT_MEASURE or sequential is None:
             continue
         for live in (sequential, sequential.get("regime")):
             if isinstance(live, dict):
@@ -267,12 +271,11 @@ def _verdicts_section(data: StreamRecords, facts: StreamFacts) -> str:
     if facts.verdicts:
         parts.append(_table(
             ["position", "pair", "scope", "from", "to", "interval", "n"],
-            [[_int(v.get("position")), _e(f"{v.get('a')} vs {v.get('b')}"),
-              _e(live_scope_text(v.get("n"), v.get("since"), v.get("segment"),
-                                 v.get("scope", "stream")) or ""),
-              _e(sequential_head(v["previous"], v["a"], v["b"])),
-              _e(sequential_head(v["verdict"], v["a"], v["b"])),
-              f"[{_num(v.get('lower'), 4)}, {_num(v.get('upper'), 4)}]", _int(v.get("n"))]
+            [[_int(v.position), _e(f"{v.a} vs {v.b}"),
+              _e(live_scope_text(v.n, v.since, v.segment, v.scope) or ""),
+              _e(sequential_head(v.previous, v.a, v.b)),
+              _e(sequential_head(v.verdict, v.a, v.b)),
+              f"[{_num(v.lower, 4)}, {_num(v.upper, 4)}]", _int(v.n)]
              for v in facts.verdicts], numeric=(0, 5, 6), caption="verdict changes"))
     if not parts:
         return ""
@@ -284,11 +287,9 @@ def _ranks_section(data: StreamRecords) -> str:
         return ""
     rows = []
     for measure, ranking in data.rankings.items():
-        ranks = sorted((r, n) for n, r in zip(ranking["learners"], ranking["average_ranks"])
-                       if r is not None)
-        rows.append([_e(measure), _int(ranking["position"]),
-                     _e(", ".join(f"{n} {r:.2f}" for r, n in ranks)),
-                     _p(ranking["friedman"]["p_value"]), _num(ranking["critical_difference"], 2)])
+        rows.append([_e(measure), _int(ranking.position),
+                     _e(", ".join(f"{n} {r:.2f}" for r, n in ranking.ranks)),
+                     _p(ranking.friedman["p_value"]), _num(ranking.critical_difference, 2)])
     return "<h3>Average ranks</h3>" + _table(
         ["measure", "position", "average ranks (1 = best)", "Friedman p", "Nemenyi CD"], rows,
         numeric=(1, 3, 4))
@@ -298,8 +299,8 @@ def _drifts_section(data: StreamRecords) -> str:
     """The changes the folds agree on (docs/method.md §16): they lead the alarms."""
     if not data.drifts:
         return ""
-    rows = [[_int(d["position"]), _e(d["learner"]), _e(d["detector"]),
-             _e(", ".join(map(str, d["folds"]))), _int(d["first"])] for d in data.drifts]
+    rows = [[_int(d.position), _e(d.learner), _e(d.detector),
+             _e(", ".join(map(str, d.folds))), _int(d.first)] for d in data.drifts]
     return _table(["position", "learner", "detector", "agreeing folds", "first alarm"], rows,
                   numeric=(0, 4), caption=f"{len(rows):,} drift{'' if len(rows) == 1 else 's'}: "
                                           f"changes that enough folds alarmed on together")
@@ -308,7 +309,7 @@ def _drifts_section(data: StreamRecords) -> str:
 def _alarms_section(data: StreamRecords) -> str:
     if not data.alarms:
         return "<p>No drift alarms.</p>"
-    counts = Counter((a["learner"], a["detector"]) for a in data.alarms)
+    counts = Counter((a.learner, a.detector) for a in data.alarms)
     rows = [[_e(learner), _e(detector), _int(n)]
             for (learner, detector), n in sorted(counts.items())]
     return _table(["learner", "detector", "alarms"], rows, numeric=(2,),
@@ -407,10 +408,10 @@ def write_report(source: str, out: str | Path = DEFAULT_OUT,
         (a ``ValueError``) When ``out`` is the source's file, whatever its spelling: a report
         never writes over the records it reads.
     """
-    reader = RecordReader(source)
+    reader = RecordReader(source, typed=True)
     if not reader.source.is_kafka:
         check_outputs([Named("--out", out)], [Named("metrics", reader.source.path)])
-    records = list(reader)
+    records = list(bounded_learners(reader))
     run = gather(records, str(reader.source), skipped=reader.skipped)
     document = render_html(run, measures, figures)
     path = Path(out)

@@ -1,9 +1,12 @@
 """The output records as a consumer sees them: their JSON Schema, and validation by it.
 
 ``schema/records.schema.json`` (JSON Schema draft 2020-12) describes every record type of
-docs/method.md §10 as the engine writes it, for dashboards and for tests that hold the engine to its
-word. :func:`validate_record` checks one record against it with a message that names the record
-and the offending field; ``foldstream schema --check`` checks files with it.
+docs/method.md §10 as the engine writes it, for dashboards and for tests that hold the engine to
+its word. It is generated from the record classes
+(:func:`foldstream.operators.outputs.record_schema`, :func:`schema_text`): the committed file is
+that output, written by ``python -m foldstream.job.tools.schema``, and a test compares them.
+:func:`validate_record` checks one record against it with a message that names the record and
+the offending field; ``foldstream schema --check`` checks files with it.
 
 Reading records back (files, ``.gz`` files, Kafka topics), the cheap checks every reader makes
 and folding them by type are :mod:`foldstream.job.tools.records`'s.
@@ -19,9 +22,10 @@ from typing import Any
 
 from foldstream.job import exitcodes
 from foldstream.job.tools.records import RecordError, RecordReader, check_version, describe_record
-
+from foldstream.operators.outputs import RECORD_TYPES, record_schema
 
 SCHEMA_RESOURCE = "schema/records.schema.json"
+MESSAGE_CHARS = 300  # the most characters of a validation message (it may quote the value)
 
 
 # ----------------------------------------------------------------------------------- schema
@@ -53,10 +57,27 @@ def load_schema() -> dict[str, Any]:
     return json.loads(_schema_text())
 
 
-@functools.lru_cache(maxsize=1)
+def schema_text() -> str:
+    """The schema file's text as the record classes generate it (what the committed file
+    holds).
+
+    >>> json.loads(schema_text()) == load_schema()
+    True
+    """
+    return json.dumps(record_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def write_schema() -> str:
+    """Write :func:`schema_text` into the package's schema file; return its path."""
+    path = resources.files("foldstream.job.tools") / SCHEMA_RESOURCE
+    with resources.as_file(path) as target:
+        target.write_text(schema_text(), encoding="utf-8")
+        return str(target)
+
+
 def record_types() -> tuple[str, ...]:
     """The record types the schema knows, in its order (``measures`` first)."""
-    return tuple(ref["$ref"].split("/")[-1] for ref in load_schema()["oneOf"])
+    return RECORD_TYPES
 
 
 def _jsonschema():
@@ -120,26 +141,22 @@ def validate_record(record: Any) -> None:
         raise RecordError(f"{describe_record(record)}: unknown type {kind!r}; "
                           f"expected one of {', '.join(known)}")
     check_version(record)
-    error = jsonschema.exceptions.best_match(_validator(kind).iter_errors(record))
-    if error is None:
-        # The type's own schema passed; the whole schema must agree (it is what dashboards use).
-        error = jsonschema.exceptions.best_match(_validator(None).iter_errors(record))
+    try:
+        error = jsonschema.exceptions.best_match(_validator(kind).iter_errors(record))
+        if error is None:
+            # The type's own schema passed; the whole schema must agree (what dashboards use).
+            error = jsonschema.exceptions.best_match(_validator(None).iter_errors(record))
+        if error is not None:
+            at = "".join(f"[{p}]" if isinstance(p, int) else f".{p}"
+                         for p in error.absolute_path)
+            at = f"at {at.lstrip('.')}: " if at else ""
+            message = error.message
+    except RecursionError:
+        error, at, message = True, "", "nested too deeply"
     if error is not None:
-        at = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-        at = f"at {at.lstrip('.')}: " if at else ""
-        raise RecordError(f"{describe_record(record)}: {at}{error.message}")
-
-
-@functools.lru_cache(maxsize=1)
-def required_fields() -> dict[str, frozenset[str]]:
-    """The required fields of every record type, in the order of :func:`record_types`
-    (for :func:`foldstream.job.tools.records.check_shape`).
-
-    >>> sorted(required_fields()["alarm"])[:3]
-    ['detector', 'fold', 'learner']
-    """
-    defs = load_schema()["$defs"]
-    return {kind: frozenset(defs[kind]["required"]) for kind in record_types()}
+        if len(message) > MESSAGE_CHARS:
+            message = message[:MESSAGE_CHARS - 1] + "…"
+        raise RecordError(f"{describe_record(record)}: {at}{message}")
 
 
 # ------------------------------------------------------------------------------ command line
@@ -191,4 +208,9 @@ def main(args) -> int:
     return exitcodes.OK
 
 
-__all__ = ["check_files", "load_schema", "record_types", "required_fields", "validate_record"]
+__all__ = ["check_files", "load_schema", "record_types", "schema_text", "validate_record",
+           "write_schema"]
+
+
+if __name__ == "__main__":  # python -m foldstream.job.tools.schema: regenerate the file
+    print(write_schema())

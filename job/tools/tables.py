@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
     TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from foldstream.operators.outputs import ComparisonRecord, SummaryRecord
 from foldstream.operators.records import Record
 from foldstream.operators.sequential import UNDECIDED
 from foldstream.operators.verdicts import FoldVerdict, fold_verdict, live_verdict_text, \
@@ -97,19 +98,20 @@ def verdict_markup(verdict: FoldVerdict) -> str:
     return f"[green]{text}[/]" if verdict.better is not None else text
 
 
-def measures_table(summary: dict[str, Any]) -> Table:
+def measures_table(summary: SummaryRecord) -> Table:
     """Per learner, mean ± std over folds of the headline measures at the end of the stream."""
-    table = Table(title=f"stream {typed(summary['stream'])}: {summary['position']} examples, "
+    table = Table(title=f"stream {typed(summary.stream)}: {summary.position} examples, "
                         f"last window (mean ± std over folds)")
     table.add_column("learner", style="bold")
     for name in SUMMARY_MEASURES:
         table.add_column(name, justify="right")
-    for record in summary["measures"]:
+    for record in summary.measures:
         cells = []
         for name in SUMMARY_MEASURES:
-            value = record["values"].get(name, {})
-            cells.append(f"{fmt(value.get('mean'))}±{fmt(value.get('std'))}")
-        table.add_row(typed(record["learner"]), *cells)
+            value = record.value(name)
+            cells.append(f"{fmt(None if value is None else value.mean)}±"
+                         f"{fmt(None if value is None else value.std)}")
+        table.add_row(typed(record.learner), *cells)
     return table
 
 
@@ -177,21 +179,23 @@ def disagreements(comparisons: Sequence[Record],
             for record, text in zip(comparisons, found) if text]
 
 
-def print_summary(console: Console, summaries: list[dict[str, Any]],
-                  last_comparisons: dict[str, list[dict[str, Any]]]) -> None:
+def print_summary(console: Console, summaries: Sequence[SummaryRecord],
+                  last_comparisons: Mapping[str, Sequence[ComparisonRecord]]) -> None:
+    """The final tables of typed ``summary`` records and each stream's last ``comparison``
+    records."""
     for summary in summaries:
         console.print(measures_table(summary))
-        comparisons = last_comparisons.get(summary["stream"], [])
-        if comparisons:
-            measures = {record["learner"]: record for record in summary["measures"]}
+        comparisons = [c.as_dict() for c in last_comparisons.get(summary.stream, [])]
+        if comparisons:  # the verdicts' wording reads the records' JSON objects
+            measures = {record.learner: record.as_dict() for record in summary.measures}
             console.print(comparisons_table(comparisons, measures))
             for sentence in disagreements(comparisons, measures):
                 console.print(typed(sentence))
         console.print(
-            f"{summary['examples_read']} records read, {summary['examples_rejected']} rejected, "
-            f"{summary['wall_time_s']:.1f} s ({summary['examples_per_second'] or 0:.0f} examples/s)"
+            f"{summary.examples_read} records read, {summary.examples_rejected} rejected, "
+            f"{summary.wall_time_s:.1f} s ({summary.examples_per_second or 0:.0f} examples/s)"
         )
-        warning = positive_class_warning(summary)
+        warning = positive_class_warning(summary.as_dict())
         if warning:
             console.print(f"[yellow]warning:[/] {typed(warning)}")
 

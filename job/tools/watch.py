@@ -23,6 +23,9 @@ from rich.text import Text
 from foldstream.job import exitcodes
 from foldstream.job.tools.records import RecordReader, describe_window
 from foldstream.job.tools.tables import comparisons_table, disagreements, fmt, fmt_p, typed
+from foldstream.operators.outputs import AlarmRecord, ComparisonRecord, DriftRecord, \
+    LearnerErrorRecord, MeasuresRecord, OutputRecord, PartRecord, RankingRecord, RecordError, \
+    RejectedRecord, SummaryRecord, VerdictRecord, as_typed
 from foldstream.operators.records import Record
 from foldstream.operators.sequential import UNDECIDED
 from foldstream.operators.verdicts import live_verdict_text
@@ -94,10 +97,11 @@ class WatchState:
     Examples
     --------
     >>> state = WatchState(["accuracy"])
-    >>> state.update({"type": "alarm", "stream": "s", "position": 7, "learner": "ht",
-    ...               "fold": 2, "detector": "adwin", "quantity": "loss"})
-    >>> state.streams["s"].alarm_count, state.streams["s"].position
-    (1, 7)
+    >>> state.update({"schema": 1, "type": "alarm", "stream": "s", "position": 7,
+    ...               "learner": "ht", "fold": 2, "detector": "adwin", "quantity": "loss"})
+    >>> state.update({"schema": 1, "type": "alarm", "stream": "s", "position": 10**30})
+    >>> state.streams["s"].alarm_count, state.streams["s"].position, state.unknown
+    (1, 7, 1)
     """
 
     def __init__(self, measures: Sequence[str] = DEFAULT_MEASURES, *, source: str = "",
@@ -117,37 +121,45 @@ class WatchState:
                                             drifts=deque(maxlen=self.alarms_kept))
         return self.streams[name]
 
-    def update(self, record: Record) -> None:
-        """Fold one output record into the state; records of unknown types are counted."""
+    def update(self, record: Record | OutputRecord) -> None:
+        """Fold one output record (typed, or its JSON object) into the state; a record that
+        is not of the contract is counted in :attr:`unknown` and left out."""
         self.records += 1
-        kind = record.get("type")
-        view = self._stream(str(record.get("stream")))
-        position = record.get("position")
-        if kind != "rejected" and isinstance(position, int) and position >= view.position:
+        try:
+            typed_record = as_typed(record)
+        except RecordError:
+            self.unknown += 1
+            return
+        shown = typed_record.as_dict()  # what the tables print
+        if isinstance(typed_record, RejectedRecord):
+            self._stream(str(typed_record.stream)).rejected += 1
+            return
+        if isinstance(typed_record, PartRecord):  # put together by the reader, never shown
+            self.unknown += 1
+            return
+        view = self._stream(typed_record.stream)
+        position = typed_record.position
+        if position >= view.position:
             view.position = position
             view.meter.add(self.clock(), position)
-        if kind == "measures":
-            view.measures[record["learner"]] = record
-        elif kind == "comparison":
-            view.comparisons[(record["measure"], record["a"], record["b"])] = record
-        elif kind == "ranking":
-            view.rankings[record["measure"]] = record
-        elif kind == "alarm":
-            view.alarms.append(record)
+        if isinstance(typed_record, MeasuresRecord):
+            view.measures[typed_record.learner] = shown
+        elif isinstance(typed_record, ComparisonRecord):
+            view.comparisons[typed_record.pair] = shown
+        elif isinstance(typed_record, RankingRecord):
+            view.rankings[typed_record.measure] = shown
+        elif isinstance(typed_record, AlarmRecord):
+            view.alarms.append(shown)
             view.alarm_count += 1
-        elif kind == "drift":
-            view.drifts.append(record)
+        elif isinstance(typed_record, DriftRecord):
+            view.drifts.append(shown)
             view.drift_count += 1
-        elif kind == "rejected":
-            view.rejected += 1
-        elif kind == "learner_error":
-            view.learner_errors.append(record)
-        elif kind == "verdict":
-            view.verdicts[(record["a"], record["b"], record.get("scope", "stream"))] = record
-        elif kind == "summary":
-            view.summary = record
-        else:
-            self.unknown += 1
+        elif isinstance(typed_record, LearnerErrorRecord):
+            view.learner_errors.append(shown)
+        elif isinstance(typed_record, VerdictRecord):
+            view.verdicts[(typed_record.a, typed_record.b, typed_record.scope)] = shown
+        elif isinstance(typed_record, SummaryRecord):
+            view.summary = shown
 
     # ---------------------------------------------------------------------------- rendering
     def render(self) -> RenderableType:

@@ -57,14 +57,13 @@ from foldstream.operators.delay import LabelOnly
 from foldstream.operators.evaluator import FoldEvaluator
 from foldstream.operators.head import StreamHead
 from foldstream.operators.learners import LearnerTask
+from foldstream.operators.outputs import RejectedRecord, SummaryRecord
 from foldstream.operators.records import (
     Example,
     FoldBatch,
     FoldReport,
     Rejected,
     dumps,
-    rejected_record,
-    summary_record,
 )
 
 PICKLED = Types.PICKLED_BYTE_ARRAY()
@@ -230,8 +229,8 @@ class FanOutFunction(_KeyedStateFunction):
                 trace.stage("fan-in", head.stream, head.read)
             yield from self._fan_out(head, fold_batches)
             if rejected is not None:
-                yield DEAD_LETTERS, dumps(rejected_record(rejected,
-                                                          self.plans.dead_letter_max_bytes))
+                yield DEAD_LETTERS, dumps(RejectedRecord.of(
+                    rejected, self.plans.dead_letter_max_bytes).as_dict())
         self.state.update(head)
 
     def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext):
@@ -367,10 +366,11 @@ class AggregatorFunction(_KeyedStateFunction):
         if state.aggregator.finished and state.end is not None and not state.summarized:
             end, agg = state.end, state.aggregator
             position = end.read - end.rejected if end.position is None else end.position
-            yield dumps(summary_record(end.stream, position, end.read, end.rejected,
-                                       time.time() - end.started, agg.final_measures(),
-                                       positive_class=self.plans.evaluation.positive,
-                                       classes=end.classes))
+            yield dumps(SummaryRecord.at_end(
+                stream=end.stream, position=position, read=end.read, rejected=end.rejected,
+                wall_time_s=time.time() - end.started, measures=agg.final_measures(),
+                positive_class=self.plans.evaluation.positive,
+                classes=end.classes).as_dict())
             state.summarized = True
         self.state.update(state)
 

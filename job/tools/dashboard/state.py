@@ -15,8 +15,8 @@ curve.
 Records are checked as they are folded: one that does not follow the record contract of
 docs/method.md §10 (a missing field, a field of the wrong type, an unknown ``type``) is skipped
 and counted per source, never raised. The check is structural and cheap (a dashboard reads
-hundreds of records a second), :func:`foldstream.job.tools.records.check_record`, the one every
-reader makes; ``foldstream schema --check`` is the full validation. Records
+hundreds of records a second), :func:`foldstream.operators.outputs.parse_record`, the one every
+reader makes, into the record's class; what a page shows is derived from the typed record. Records
 of types and fields added later (``verdict``, ``comparison.sequential``, docs/method.md §12) are
 shown when present.
 
@@ -34,15 +34,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from foldstream.job.tools.records import (
-    BadRecord,
-    ComparisonPoint,
-    LiveVerdict,
-    MeasuresPoint,
-    check_record,
-    describe_record,
-)
+from foldstream.job.tools.records import describe_record, describe_window
 from foldstream.job.tools.watch import RateMeter
+from foldstream.operators.outputs import AlarmRecord, ComparisonRecord, DriftRecord, Live, \
+    MeasuresRecord, RankingRecord, RecordError, SummaryRecord, VerdictRecord, \
+    as_typed
 from foldstream.operators.sequential import UNDECIDED
 from foldstream.operators.verdicts import fold_verdict, live_scope_text, scope_disagreement, \
     sequential_head, sequential_text
@@ -154,6 +150,40 @@ class BoundedSeries:
         """The points from index ``start``: ``{"from", "x", "c": {column: values}}``."""
         return {"from": start, "x": [int(x) if x.is_integer() else x for x in self.xs[start:]],
                 "c": {name: self.column(name, start) for name in self.columns}}
+
+
+@dataclass(frozen=True)
+class LiveVerdict:
+    """A pair's live verdict as a page shows it (docs/method.md §12, §15): from a
+    ``comparison`` record's ``sequential`` object (or its ``regime``), or a ``verdict``
+    record."""
+
+    a: str
+    b: str
+    position: int
+    verdict: str
+    lower: float | None
+    upper: float | None
+    n: int | None
+    alpha: float | None
+    estimate: float | None = None  # S_n / n, the mean loss difference of a minus b
+    previous: str | None = None  # of a verdict record: the verdict before the change
+    scope: str = "stream"  # "stream" (§12) or "regime" (§15)
+    since: int | None = None  # the first position the verdict covers, when known
+    segment: int | None = None  # scope "regime": the segment's number
+
+    @classmethod
+    def of_sequence(cls, record: ComparisonRecord, live: Live) -> "LiveVerdict":
+        regime = live.segment is not None
+        return cls(record.a, record.b, record.position, live.verdict, live.lower, live.upper,
+                   live.n, live.alpha, live.estimate, scope=live.scope,
+                   since=live.since if regime else None, segment=live.segment)
+
+    @classmethod
+    def of_change(cls, record: VerdictRecord) -> "LiveVerdict":
+        return cls(record.a, record.b, record.position, record.verdict, record.lower,
+                   record.upper, record.n, record.alpha, previous=record.previous,
+                   scope=record.scope, since=record.since, segment=record.segment)
 
 
 @dataclass
@@ -328,16 +358,16 @@ class DashboardState:
         return sum(self.update(record, source) for record in records)
 
     def update(self, record: Any, source: str = "") -> bool:
-        """Fold one output record in. Returns ``False`` (and counts it as skipped) when it is
-        not a record of the contract."""
+        """Fold one output record (typed, or its JSON object) in. Returns ``False`` (and counts
+        it as skipped) when it is not a record of the contract."""
         with self.lock:
             status = self._source(source)
             status.records += 1
             try:
                 self._apply(record, source)
-            except BadRecord as error:
+            except RecordError as error:
                 status.skipped += 1
-                status.skipped_messages.append(f"{describe_record(record)}: {error}")
+                status.skipped_messages.append(str(error))
                 return False
             self.rev += 1
             return True
@@ -350,15 +380,17 @@ class DashboardState:
         return stream
 
     def _apply(self, record: Any, source: str) -> None:
-        kind, parsed = check_record(record)  # raises before anything changes
-        if kind == "rejected":  # its stream and position may be null
-            name = record.get("stream")
-            if isinstance(name, str):
-                self._stream(name, source).rejected += 1
+        record = as_typed(record)  # raises before anything changes
+        if record.TYPE == "rejected":  # its stream and position may be null
+            if isinstance(record.stream, str):
+                self._stream(record.stream, source).rejected += 1
             return
-        stream = self._stream(record["stream"], source)
-        position = record["position"]
-        _APPLY[kind](self, stream, parsed, record, position)
+        apply = _APPLY.get(record.TYPE)
+        if apply is None:  # a part: put together by the reader, never shown
+            raise RecordError(f"{describe_record(record.as_dict())}: not a record to show")
+        stream = self._stream(record.stream, source)
+        position = record.position
+        apply(self, stream, record, position)
         stream.records += 1
         stream.rev += 1
         now = self.clock()
@@ -369,28 +401,31 @@ class DashboardState:
             stream.meter.rate(now)  # drops the samples older than its horizon: bounded
 
     # -- the record types
-    def _measures(self, stream: StreamHistory, point: MeasuresPoint, record: Mapping,
-                  position: int) -> None:
-        if position < stream.last_position.get(point.learner, -1):
+    def _measures(self, stream: StreamHistory, record: MeasuresRecord, position: int) -> None:
+        learner = record.learner
+        if position < stream.last_position.get(learner, -1):
             self._restart(stream)  # a new run in the same file or topic: start over
-        stream.last_position[point.learner] = position
-        stream.setup = point.setup
-        if point.learner not in stream.learners:
-            stream.learners.append(point.learner)
-        for measure, value in point.values.items():
-            curve = stream.curves.get((point.learner, measure))
+        stream.last_position[learner] = position
+        stream.setup = (record.mode, record.folds, record.prequential,
+                        describe_window(record.window))
+        if learner not in stream.learners:
+            stream.learners.append(learner)
+        for measure in record.values:
+            value = record.value(measure)
+            curve = stream.curves.get((learner, measure))
             if curve is None:
-                curve = stream.curves[(point.learner, measure)] = BoundedSeries(
+                curve = stream.curves[(learner, measure)] = BoundedSeries(
                     ("mean", "std", "min", "max"), self.history)
                 if measure not in stream.measures:
                     stream.measures.append(measure)
-            curve.append(position, value)
-        window = stream.windows.get(point.learner)
+            curve.append(position, (value.mean, value.std, *value.spread))
+        window = stream.windows.get(learner)
         if window is None:
-            window = stream.windows[point.learner] = BoundedSeries(("mean", "min", "max"),
-                                                                   self.history)
-        window.append(position, point.window)
-        stream.latest[point.learner] = record  # one per learner: its fold values
+            window = stream.windows[learner] = BoundedSeries(("mean", "min", "max"),
+                                                             self.history)
+        window.append(position, (record.window_mean, min(record.window_size),
+                                 max(record.window_size)))
+        stream.latest[learner] = record.as_dict()  # one per learner: its fold values
 
     def _restart(self, stream: StreamHistory) -> None:
         fresh = StreamHistory(stream.key, stream.name, stream.source, self.history, self.events,
@@ -398,51 +433,61 @@ class DashboardState:
         fresh.meter = stream.meter
         stream.__dict__.update(fresh.__dict__)
 
-    def _comparison(self, stream: StreamHistory, point: ComparisonPoint, record: Mapping,
+    def _comparison(self, stream: StreamHistory, record: ComparisonRecord,
                     position: int) -> None:
-        key = (point.measure, point.a, point.b)
+        key = record.pair
+        wilcoxon, sign = record.wilcoxon["p_value"], record.sign["p_value"]
         curve = stream.pvalues.get(key)
         if curve is None:
             curve = stream.pvalues[key] = BoundedSeries(("wilcoxon", "sign"), self.history)
-        curve.append(position, (point.wilcoxon, point.sign))
-        learners = {n: stream.latest[n] for n in (point.a, point.b) if n in stream.latest}
-        stream.tests[key] = FoldTests(point.measure, point.a, point.b, position, point.wilcoxon,
-                                      point.sign, point.wins, record, learners)
-        stream.alpha = point.alpha
-        live = point.live
-        if live is not None:
-            curve = stream.sequential.get((live.a, live.b))
+        curve.append(position, (wilcoxon, sign))
+        a, b = record.a, record.b
+        learners = {n: stream.latest[n] for n in (a, b) if n in stream.latest}
+        stream.tests[key] = FoldTests(record.measure, a, b, position, wilcoxon, sign,
+                                      (record.sign["wins_a"], record.sign["wins_b"]),
+                                      record.as_dict(), learners)
+        stream.alpha = record.alpha
+        if record.live is not None:
+            live = LiveVerdict.of_sequence(record, record.live)
+            curve = stream.sequential.get((a, b))
             if curve is None:
-                curve = stream.sequential[(live.a, live.b)] = BoundedSeries(
+                curve = stream.sequential[(a, b)] = BoundedSeries(
                     ("estimate", "lower", "upper"), self.history)
             curve.append(position, (live.estimate, live.lower, live.upper))
-            stream.live[(live.a, live.b, live.scope)] = live
-        if point.regime is not None:
-            stream.live[(point.a, point.b, point.regime.scope)] = point.regime
+            stream.live[(a, b, live.scope)] = live
+        if record.regime is not None:
+            stream.live[(a, b, "regime")] = LiveVerdict.of_sequence(record, record.regime)
 
-    def _verdict(self, stream: StreamHistory, change: LiveVerdict, record: Mapping,
-                 position: int) -> None:
+    def _verdict(self, stream: StreamHistory, record: VerdictRecord, position: int) -> None:
+        change = LiveVerdict.of_change(record)
         stream.changes.append(change)
         key = (change.a, change.b, change.scope)
         known = stream.live.get(key)
         if known is None or known.position <= change.position:
             stream.live[key] = change
 
-    def _ranking(self, stream: StreamHistory, ranking: dict, record: Mapping,
-                 position: int) -> None:
-        stream.rankings[ranking["measure"]] = ranking
+    def _ranking(self, stream: StreamHistory, record: RankingRecord, position: int) -> None:
+        ranks = sorted(([name, rank] for name, rank in zip(record.learners,
+                                                            record.average_ranks)),
+                       key=lambda item: math.inf if item[1] is None else item[1])
+        stream.rankings[record.measure] = {
+            "measure": record.measure, "position": position, "ranks": ranks,
+            "friedman": record.friedman["p_value"], "cd": record.critical_difference}
 
-    def _alarm(self, stream: StreamHistory, alarm: tuple, record: Mapping, position: int) -> None:
-        stream.alarms.append(alarm)
+    def _alarm(self, stream: StreamHistory, record: AlarmRecord, position: int) -> None:
+        stream.alarms.append((position, record.learner, record.fold, record.detector))
         stream.alarm_count += 1
 
-    def _drift(self, stream: StreamHistory, drift: tuple, record: Mapping, position: int) -> None:
-        stream.drifts.append(drift)
+    def _drift(self, stream: StreamHistory, record: DriftRecord, position: int) -> None:
+        stream.drifts.append((position, record.learner, record.detector, tuple(record.folds),
+                              record.first))
         stream.drift_count += 1
 
-    def _summary(self, stream: StreamHistory, summary: dict, record: Mapping,
-                 position: int) -> None:
-        stream.summary = summary
+    def _summary(self, stream: StreamHistory, record: SummaryRecord, position: int) -> None:
+        stream.summary = {"position": position, "examples_read": record.examples_read,
+                          "examples_rejected": record.examples_rejected,
+                          "wall_time_s": record.wall_time_s,
+                          "examples_per_second": record.examples_per_second}
 
     # -- what pages get
     def _ordered(self) -> list[StreamHistory]:
