@@ -47,6 +47,7 @@ import numpy as np
 
 from foldstream.operators import stats
 from foldstream.operators.consensus import Consensus
+from foldstream.operators.messages import Alarm, FoldError
 from foldstream.operators.records import (
     FoldReport,
     alarm_record,
@@ -180,25 +181,29 @@ class Aggregator:
     def _records(self, position: int, folds: list[FoldReport]) -> list[dict[str, Any]]:
         plan = self.plan
         order = {name: i for i, name in enumerate(plan.learners)}
-        alarms = sorted(
-            (pos, order[learner], r.fold, detector, learner)
-            for r in folds for pos, learner, detector in r.alarms
-        )
+        # by position, then learner (configuration order), fold and detector
+        alarms = sorted(((r.fold, Alarm(*alarm)) for r in folds for alarm in r.alarms),
+                        key=lambda found: (found[1].position, order[found[1].learner],
+                                           found[0], found[1].detector))
         records = [
-            alarm_record(self.stream, pos, learner, fold, detector, plan.alarm_quantity)
-            for pos, _, fold, detector, learner in alarms
+            alarm_record(self.stream, a.position, a.learner, fold, a.detector,
+                         plan.alarm_quantity)
+            for fold, a in alarms
         ] if plan.per_fold_alarms else []
         if self._consensus is not None:
-            for pos, _, fold, detector, learner in alarms:
-                drift = self._consensus.alarm(pos, learner, fold, detector)
+            for fold, a in alarms:
+                drift = self._consensus.alarm(a.position, a.learner, fold, a.detector)
                 if drift is not None:
-                    records.append(drift_record(self.stream, pos, learner, detector,
+                    records.append(drift_record(self.stream, a.position, a.learner, a.detector,
                                                 plan.alarm_quantity, list(drift.folds),
                                                 drift.first))
-        errors = sorted((pos, order[learner], r.fold, phase, error, learner)
-                        for r in folds for pos, learner, phase, error in r.errors)
-        records += [learner_error_record(self.stream, pos, learner, fold, error, phase)
-                    for pos, _, fold, phase, error, learner in errors]
+        # by position, then learner, fold, phase and message
+        errors = sorted(((r.fold, FoldError(*error)) for r in folds for error in r.errors),
+                        key=lambda found: (found[1].position, order[found[1].learner], found[0],
+                                           found[1].phase, found[1].error))
+        records += [learner_error_record(self.stream, e.position, e.learner, fold, e.error,
+                                         e.phase)
+                    for fold, e in errors]
         per_fold = {
             name: {m: [r.learners[name]["values"][m] for r in folds]
                    for m in folds[0].learners[name]["values"]}

@@ -482,13 +482,13 @@ class MoaClassifier:
 
     def run_batch(self, batch: Any, prequential: bool, lags: int):
         """A learner task's batch (``FoldBatch``): (y_pred, scored, error or None)."""
-        from foldstream.operators.learners import lag_features
+        from foldstream.operators.learners import lag_features, scores
 
         xs = batch.xs
         if lags:
             xs = [{**x, **lag_features(batch.lags[i][:lags])} for i, x in enumerate(xs)]
         weights = batch.weights
-        scored = [prequential or w == 0 for w in weights]
+        scored = [scores(prequential, w) for w in weights]
         pred, error = self.run(xs, batch.y, weights, scored, batch.classes)
         if error is not None:
             error = (batch.start + error[0] + 1, *error[1:])
