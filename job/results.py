@@ -24,6 +24,7 @@ from foldstream.job.tools.plot import save_figures, stream_figures
 from foldstream.job.tools.records import RecordError, RecordReader, group_by_stream, of_type
 from foldstream.job.tools.schema import validate_record
 from foldstream.job.tools.tables import print_summary
+from foldstream.operators.aggregator import COMPARE
 from foldstream.operators.records import Record
 from foldstream.operators.verdicts import fold_scope_text, fold_verdict, live_scope_text, \
     scope_disagreement
@@ -308,7 +309,7 @@ class Results:
         return self.summary()._repr_html_()
 
     # -- figures
-    def plot(self, measures: Sequence[str] | str = ("accuracy", "kappa_m"), out=None,
+    def plot(self, measures: Sequence[str] | str = COMPARE, out=None,
              formats: Sequence[str] = ("png",)) -> dict[str, Any]:
         """The figures of ``foldstream plot``, per stream (:mod:`foldstream.job.tools.plot`).
 

@@ -69,6 +69,12 @@ from foldstream.operators.sequential import (
     fold_differences,
 )
 
+COMPARE = ("accuracy", "kappa_m")
+"""The measures compared across folds by default (``evaluation.compare``, docs/method.md §6),
+and the ones the views draw and show by default."""
+ALPHA = 0.05
+"""The default significance level of every test (``evaluation.alpha``)."""
+
 VERDICT_MEASURE = "accuracy"
 """The measure whose loss the live verdicts compare (the 0/1 loss): its ``comparison`` records
 carry the ``sequential`` object, and every ``verdict`` record names it."""
@@ -110,8 +116,8 @@ class AggregationPlan:
     mode: str
     prequential: bool
     window: tuple[tuple[str, Any], ...]
-    compare: tuple[str, ...] = ("accuracy", "kappa_m")
-    alpha: float = 0.05
+    compare: tuple[str, ...] = COMPARE
+    alpha: float = ALPHA
     alarm_quantity: str = "loss"
     verdicts: VerdictPlan | None = None  # None: no live verdicts
     per_fold_alarms: bool = True  # False: no `alarm` records (consensus drift still counts them)

@@ -49,7 +49,8 @@ class EvalPlan:
     learners: tuple[str, ...]
     window: WindowSpec = WindowSpec()
     report_every: int = REPORT_EVERY
-    page_hinkley: tuple[tuple[str, Any], ...] | None = (("mode", "up"),)
+    # Page-Hinkley's parameters other than its defaults (operators/detectors.py); None: none
+    page_hinkley: tuple[tuple[str, Any], ...] | None = ()
     adwin_alarms: bool = True
     adwin_delta: float = ADWIN_DELTA  # for the alarm detector when the window is not ADWIN's own
     q_fading: float = FADING_ALPHA
