@@ -248,13 +248,13 @@ def handlers(signals: tuple[int, ...], handler: Callable) -> Iterator[None]:
 class Delivered:
     """What a run has handed on, per stream: enough for the summaries of a run whose stages can
     no longer write them (:meth:`interrupted_summaries`): a Flink run stopped by a signal, or an
-    in-process run whose stop was forced.
+    in-process run whose stop was forced. :meth:`summary` builds every summary of the
+    in-process engine, these and the ones its stages write.
 
     ``positive_class`` (``evaluation.positive_class``) and ``classes`` (per stream, its labels
-    as far as the run knows them when it stops) give those summaries the
-    ``positive_class_not_seen`` field that a summary written by the stages has
-    (:func:`~foldstream.operators.records.summary_record`); a stream whose labels are not
-    known gets none."""
+    as far as the run knows them when it stops) give the summaries the
+    ``positive_class_not_seen`` field (:func:`~foldstream.operators.records.summary_record`);
+    a stream whose labels are not known gets none."""
 
     started: float = field(default_factory=time.time)
     last: dict[str, dict[str, dict]] = field(default_factory=dict)  # stream: learner: measures
@@ -296,12 +296,23 @@ class Delivered:
             # delayed labels: several reports share a position, told apart by ``labelled``
             at = max((_report_at(r) for r in last.values()), default=(0, 0))
             position, rejected = at[0], self.rejected.get(stream, 0)
-            out.append(summary_record(stream, position, position + rejected, rejected,
-                                      time.time() - self.started,
-                                      [r for r in last.values() if _report_at(r) == at],
-                                      interrupted=True, positive_class=self.positive_class,
-                                      classes=self.classes.get(stream)))
+            out.append(self.summary(stream, position, position + rejected, rejected,
+                                    [r for r in last.values() if _report_at(r) == at],
+                                    interrupted=True))
         return out
+
+    def summary(self, stream: str, position: int, read: int, rejected: int,
+                measures: list[dict], *, interrupted: bool, wall_time_s: float | None = None,
+                classes: list | None = None) -> dict:
+        """The ``summary`` record of ``stream``: examples evaluated up to ``position``,
+        ``read`` and ``rejected`` source records, each learner's last ``measures`` record;
+        ``wall_time_s`` (default: since :attr:`started`) and ``classes`` (default: the
+        stream's in :attr:`classes`) as the caller knows them."""
+        return summary_record(
+            stream, position, read, rejected,
+            time.time() - self.started if wall_time_s is None else wall_time_s, measures,
+            interrupted=interrupted, positive_class=self.positive_class,
+            classes=self.classes.get(stream) if classes is None else classes)
 
 
 def _report_at(record: dict) -> tuple[int, int]:
