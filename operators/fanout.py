@@ -122,8 +122,8 @@ class Batcher:
 
     def _emit(self, final: bool) -> ExampleBatch:
         n = len(self._ys)
-        batch = ExampleBatch(self.stream, self.seq, self.position - n, self._keys, self._xs,
-                             self._ys, final)
+        batch = ExampleBatch(stream=self.stream, seq=self.seq, start=self.position - n,
+                             keys=self._keys, xs=self._xs, ys=self._ys, final=final)
         self.seq += 1
         self._keys, self._xs, self._ys = [], [], []
         return batch
@@ -190,7 +190,8 @@ class FanOut:
         classes = list(self.classes)
         columns = weights.T.tolist()
         return [
-            FoldBatch(self.stream, fold, batch.seq, batch.start, batch.xs, y, prev_y,
-                      columns[fold], classes, lags, batch.final)
+            FoldBatch(stream=self.stream, fold=fold, seq=batch.seq, start=batch.start,
+                      xs=batch.xs, y=y, prev_y=prev_y, weights=columns[fold], classes=classes,
+                      lags=lags, final=batch.final)
             for fold in range(plan.k)
         ]
