@@ -18,8 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from foldstream.connectors.datasets import DATASET_PREFIX, dataset_path
 from foldstream.job.checks import check_choices
+from foldstream.operators.aggregator import ALPHA, COMPARE
 from foldstream.operators.delay import MAX_PENDING
+from foldstream.operators.detectors import PAGE_HINKLEY
 from foldstream.operators.evaluator import REPORT_EVERY
+from foldstream.operators.fanout import FOLD_CHOICE, FOLD_MODE, FOLD_SEED, FOLDS
 from foldstream.operators.measures import MEASURES
 from foldstream.operators.moa import DEFAULT_JVM_OPTIONS, check_config, configure_jvm, is_moa
 from foldstream.operators.normalization import MAX_MATRICES, NORMALIZABLE
@@ -182,12 +185,12 @@ class WindowConfig(_Strict):
 class PageHinkleyConfig(_Strict):
     """river.drift.PageHinkley's parameters; ``mode: up`` watches for a rising loss."""
 
-    min_instances: int = Field(30, ge=1, description="values seen before an alarm can come")
-    delta: float = Field(0.005, ge=0, description="the magnitude of change tolerated")
-    threshold: float = Field(50.0, gt=0, description="lambda: the alarm threshold")
-    alpha: float = Field(0.9999, gt=0, le=1, description="the fading factor of the cumulative "
+    min_instances: int = Field(PAGE_HINKLEY.min_instances, ge=1, description="values seen before an alarm can come")
+    delta: float = Field(PAGE_HINKLEY.delta, ge=0, description="the magnitude of change tolerated")
+    threshold: float = Field(PAGE_HINKLEY.threshold, gt=0, description="lambda: the alarm threshold")
+    alpha: float = Field(PAGE_HINKLEY.alpha, gt=0, le=1, description="the fading factor of the cumulative "
                                                          "sum")
-    mode: Literal["up", "down", "both"] = Field("up", description="up: alarm on a rising loss; "
+    mode: Literal["up", "down", "both"] = Field(PAGE_HINKLEY.mode, description="up: alarm on a rising loss; "
                                                                   "down: a falling one; both")
 
 
@@ -259,22 +262,22 @@ class DelayConfig(_Strict):
 
 class EvaluationConfig(_Strict):
     mode: Literal["bootstrap", "cv", "split", "single"] = Field(
-        "bootstrap", description="how the folds share the examples (docs/method.md §2); "
+        FOLD_MODE, description="how the folds share the examples (docs/method.md §2); "
                                  "single: one model, plain prequential evaluation")
-    folds: int = Field(10, ge=1, description="k, the number of folds (single: 1)")
+    folds: int = Field(FOLDS, ge=1, description="k, the number of folds (single: 1)")
     prequential: bool = Field(True, description="true: every fold tests each example, then "
                                                 "trains on it; false: holdout")
-    seed: int = Field(1, description="the seed of the folds' weights")
+    seed: int = Field(FOLD_SEED, description="the seed of the folds' weights")
     fold_choice: Literal["random", "round_robin"] = Field(
-        "random", description="cv, split: the special fold of each example drawn at random or "
+        FOLD_CHOICE, description="cv, split: the special fold of each example drawn at random or "
                               "taken round robin (as MOA)")
     window: WindowConfig = Field(default_factory=WindowConfig,
                                  description="the window of the measures")
     report_every: int = Field(REPORT_EVERY, ge=1, description="a report (measures, comparisons) "
                                                               "every this many examples of a "
                                                               "stream, and one at its end")
-    alpha: float = Field(0.05, gt=0, lt=1, description="the significance level of every test")
-    compare: list[str] = Field(default_factory=lambda: ["accuracy", "kappa_m"],
+    alpha: float = Field(ALPHA, gt=0, lt=1, description="the significance level of every test")
+    compare: list[str] = Field(default_factory=lambda: list(COMPARE),
                                description="the measures compared across folds "
                                            "(docs/method.md §6)")
     positive_class: str | int | bool | None = Field(

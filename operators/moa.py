@@ -483,8 +483,10 @@ class MoaClassifier:
     def run_batch(self, batch: Any, prequential: bool, xs: list[dict]):
         """A learner task's batch (``FoldBatch``) whose features are ``xs`` (the batch's own, or
         with the learner task's lag features): (y_pred, scored, error or None)."""
+        from foldstream.operators.learners import scores
+
         weights = batch.weights
-        scored = [prequential or w == 0 for w in weights]
+        scored = [scores(prequential, w) for w in weights]
         pred, error = self.run(xs, batch.y, weights, scored, batch.classes)
         if error is not None:
             error = (batch.start + error[0] + 1, *error[1:])
