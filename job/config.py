@@ -21,7 +21,8 @@ from foldstream.job.checks import check_choices
 from foldstream.operators.delay import MAX_PENDING
 from foldstream.operators.evaluator import REPORT_EVERY
 from foldstream.operators.measures import MEASURES
-from foldstream.operators.moa import DEFAULT_JVM_OPTIONS, check_config, configure_jvm, is_moa
+from foldstream.operators.moa import DEFAULT_JVM_OPTIONS, JvmOptionsError, check_config, \
+    check_jvm_options, check_jvm_starts, configure_jvm, is_moa
 from foldstream.operators.normalization import MAX_MATRICES, NORMALIZABLE
 from foldstream.operators.consensus import CONSENSUS_WINDOW
 from foldstream.operators.sequential import REGIME_DELTA, V_MIN
@@ -480,6 +481,15 @@ class EngineConfig(_Strict):
         "fold", description="flink: one key per fold hosting every learner and the evaluator, "
                             "or one key per learner and fold (bench/README.md compares them)")
 
+    @field_validator("jvm_options")
+    @classmethod
+    def _allowed_jvm_options(cls, value: list[str]) -> list[str]:
+        try:
+            check_jvm_options(value)
+        except JvmOptionsError as error:
+            raise ValueError(str(error).removeprefix("engine.jvm_options: ")) from None
+        return value
+
     @property
     def task_slots(self) -> int:
         """The task slots a Flink job takes: one set per slot sharing group."""
@@ -488,11 +498,22 @@ class EngineConfig(_Strict):
 
 def jvm_options_first(data: Any) -> Any:
     """Set engine.jvm_options of raw configuration ``data`` before its learners are checked:
-    a MOA learner's check starts this process's JVM (operators/moa.py), once."""
+    a MOA learner's check starts this process's JVM (operators/moa.py), once. Options that are
+    not allowed, or that no JVM starts with, are a :class:`ConfigError` naming the key, before
+    any JVM starts (docs/trust.md).
+
+    >>> jvm_options_first({"engine": {"jvm_options": ["-XX:OnError=sh"]}})
+    Traceback (most recent call last):
+    foldstream.job.config.ConfigError: engine.jvm_options: '-XX:OnError=sh' is not an option ...
+    """
     engine = data.get("engine") if isinstance(data, dict) else None
     options = engine.get("jvm_options") if isinstance(engine, dict) else None
     if isinstance(options, list) and all(isinstance(o, str) for o in options):
-        configure_jvm(options)
+        try:
+            configure_jvm(options)
+            check_jvm_starts(options)
+        except JvmOptionsError as error:
+            raise ConfigError(str(error)) from None
     return data
 
 
@@ -508,7 +529,10 @@ class Config(_Strict):
     @model_validator(mode="before")
     @classmethod
     def _jvm_options_first(cls, data: Any) -> Any:
-        return jvm_options_first(data)
+        try:
+            return jvm_options_first(data)
+        except ConfigError as error:  # named as its key (format_errors)
+            raise ValueError(f"{SUBKEY}{error}") from None
 
     @field_validator("learners")
     @classmethod
