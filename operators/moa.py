@@ -374,13 +374,33 @@ def check_config(model: str, options: str, params: dict, args: list) -> None:
         raise ValueError(f"model {model}: {error}") from None
 
 
+#: MOA's forms of an option value that name a stored object rather than a class: ``file:PATH``
+#: (a file MOA deserialises when the learner is prepared) and ``inmem:NAME``.
+OBJECT_REFERENCE = re.compile(r"(?:^|[\s(,'\"])((?:file|inmem):\S*)", re.IGNORECASE)
+
+
 def check_learner(model: str, options: str = "", seeded: bool = False) -> None:
     """Raise ``ValueError`` with MOA's message unless ``model`` is a MOA classifier class and
     ``options`` parse with MOA's own option parser (``validate`` calls it; starts the JVM);
-    ``seeded`` (a ``seed`` is given): unless the classifier is randomizable too."""
+    ``seeded`` (a ``seed`` is given): unless the classifier is randomizable too.
+
+    Refused as well, at any depth of the options (``-l (meta.OzaBag -l file:m.ser)``): a
+    value that names a stored object (:data:`OBJECT_REFERENCE`: MOA would run Java's
+    deserialiser on the file), an option that names a file, a MOA task, and a learner whose
+    votes are not class scores (a regressor; ``FoldLearner.refusal`` in Java).
+
+    >>> check_learner("moa.classifiers.meta.OzaBag", "-l (meta.OzaBag -l file:/tmp/m.ser)")
+    Traceback (most recent call last):
+    ValueError: options: 'file:/tmp/m.ser' names a stored Java object, which MOA would deserialise (code could run): foldstream refuses it; give the learner by its class and options (docs/trust.md)
+    """
     if not model.startswith(MOA_PACKAGE):
         raise ValueError(f"a MOA classifier's class starts with {MOA_PACKAGE!r}: "
                          f"{MOA_PACKAGE}trees.HoeffdingTree, not {model!r}")
+    found = OBJECT_REFERENCE.search(cli_string(model, options))
+    if found:
+        raise ValueError(f"options: {found.group(1).rstrip(')')!r} names a stored Java object, "
+                         f"which MOA would deserialise (code could run): foldstream refuses "
+                         f"it; give the learner by its class and options (docs/trust.md)")
     FoldLearner = start_jvm()
     import jpype
 
@@ -394,6 +414,11 @@ def check_learner(model: str, options: str = "", seeded: bool = False) -> None:
     try:
         parsed = FoldLearner.parse(cli_string(model, options))
     except jpype.JException as error:
+        if str(error.getClass().getName()) == "java.lang.IllegalArgumentException" \
+                and error.getCause() is None:  # FoldLearner.refusal's reason
+            reason = str(error.getMessage())
+            where = f"options {options!r}: " if reason.startswith("option ") else ""
+            raise ValueError(f"{where}{reason}") from None
         raise ValueError(f"options {options!r}: MOA says {java_error(error)}") from None
     if seeded and not parsed.isRandomizable():
         raise ValueError(f"params.seed: {model} is not randomizable (MOA's isRandomizable() is "

@@ -5,10 +5,22 @@ import com.yahoo.labs.samoa.instances.DenseInstance;
 import com.yahoo.labs.samoa.instances.Instance;
 import com.yahoo.labs.samoa.instances.Instances;
 import com.yahoo.labs.samoa.instances.InstancesHeader;
+import com.github.javacliparser.FileOption;
+import com.github.javacliparser.ListOption;
+import com.github.javacliparser.Option;
+import com.github.javacliparser.Options;
 import moa.classifiers.Classifier;
+import moa.classifiers.MultiClassClassifier;
+import moa.classifiers.MultiLabelLearner;
+import moa.classifiers.MultiTargetRegressor;
+import moa.classifiers.Regressor;
+import moa.options.AbstractClassOption;
 import moa.options.ClassOption;
+import moa.options.OptionHandler;
+import moa.tasks.Task;
 
 import java.io.ByteArrayInputStream;
+import java.io.File;
 import java.io.ByteArrayOutputStream;
 import java.io.ObjectInputStream;
 import java.io.ObjectOutputStream;
@@ -44,13 +56,112 @@ public final class FoldLearner implements Serializable {
         this.classifier = classifier;
     }
 
-    /** The classifier named by a MOA CLI string ("trees.HoeffdingTree -g 100"), prepared. */
+    /**
+     * The classifier named by a MOA CLI string ("trees.HoeffdingTree -g 100"), parsed, not
+     * prepared: nothing an option names is read yet. Refused (IllegalArgumentException) when
+     * {@link #refusal} finds a reason.
+     */
     public static Classifier parse(String cli) throws Exception {
         Object object = ClassOption.cliStringToObject(cli, Classifier.class, null);
         if (!(object instanceof Classifier)) {
             throw new IllegalArgumentException(cli + " is not a MOA classifier");
         }
+        String refused = refusal((Classifier) object);
+        if (refused != null) {
+            throw new IllegalArgumentException(refused);
+        }
         return (Classifier) object;
+    }
+
+    /**
+     * Why a parsed classifier cannot be a foldstream learner, or null. Its votes must be class
+     * scores: a regressor (or a multi-label or multi-target learner) that is no multi-class
+     * classifier is refused, at the top and where an option takes a classifier whose default
+     * is one. No option may name a file (a FileOption set, or "file:PATH", which MOA reads
+     * as a serialised Java object when the learner is prepared), an object by name
+     * ("inmem:") or a task (which MOA would run).
+     */
+    public static String refusal(Classifier classifier) {
+        if (votesAreNotClasses(classifier.getClass())) {
+            return classifier.getClass().getName() + " is a regressor (or a multi-label or "
+                    + "multi-target learner): its votes are not class scores, and foldstream "
+                    + "evaluates classifiers";
+        }
+        return refusal(classifier.getOptions(), "");
+    }
+
+    private static boolean votesAreNotClasses(Class<?> type) {
+        return !MultiClassClassifier.class.isAssignableFrom(type)
+                && (Regressor.class.isAssignableFrom(type)
+                    || MultiTargetRegressor.class.isAssignableFrom(type)
+                    || MultiLabelLearner.class.isAssignableFrom(type));
+    }
+
+    private static String refusal(Options options, String where) {
+        for (Option option : options.getOptionArray()) {
+            String refused = refusal(option, where + "-" + option.getCLIChar());
+            if (refused != null) {
+                return refused;
+            }
+        }
+        return null;
+    }
+
+    private static String refusal(Option option, String where) {
+        if (option instanceof FileOption) {
+            String value = ((FileOption) option).getValue();
+            String given = option.getDefaultCLIString();
+            if (value != null && !value.isEmpty() && !value.equals(given)) {
+                return "option " + where + " names a file (" + value + "): MOA would read or "
+                        + "write it; foldstream refuses options that name files";
+            }
+        } else if (option instanceof AbstractClassOption) {
+            AbstractClassOption classOption = (AbstractClassOption) option;
+            Object value = classOption.getPreMaterializedObject();
+            if (value instanceof File || value instanceof String) {
+                return "option " + where + " is " + classOption.getValueAsCLIString()
+                        + ": a serialised object named by a path (or by name), which MOA would "
+                        + "deserialise; foldstream refuses it: give the learner by its class "
+                        + "and options";
+            }
+            if (value instanceof Task) {
+                return "option " + where + " is a MOA task (" + value.getClass().getName()
+                        + "), which MOA would run; give a learner";
+            }
+            if (value instanceof Classifier && votesAreNotClasses(value.getClass())
+                    && !votesAreNotClasses(defaultClass(classOption))) {
+                return "option " + where + " is " + value.getClass().getName() + ", a regressor "
+                        + "(or a multi-label or multi-target learner) where the option takes a "
+                        + "classifier: its votes are not class scores";
+            }
+            if (value instanceof OptionHandler) {
+                return refusal(((OptionHandler) value).getOptions(), where + " ");
+            }
+        } else if (option instanceof ListOption) {
+            Option[] items = ((ListOption) option).getList();
+            for (int i = 0; i < items.length; i++) {
+                String refused = refusal(items[i], where + "[" + i + "]");
+                if (refused != null) {
+                    return refused;
+                }
+            }
+        }
+        return null;
+    }
+
+    /** The class of a class option's default value (Object when it cannot be resolved). */
+    private static Class<?> defaultClass(AbstractClassOption option) {
+        String text = option.getDefaultCLIString();
+        String name = text == null ? "" : text.trim().split("\\s+")[0];
+        for (String candidate : new String[] {name,
+                option.getRequiredType().getPackage().getName() + "." + name}) {
+            try {
+                return Class.forName(candidate);
+            } catch (Throwable ignored) {
+                // the next candidate
+            }
+        }
+        return Object.class;
     }
 
     /**
