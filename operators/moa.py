@@ -591,15 +591,23 @@ class MoaClassifier:
         ``"Type: message"``); the examples after it are neither predicted nor trained on."""
         import jpype
 
-        if len(classes) > len(self.classes):
-            self._add_classes(classes)
-        rows, bad, reason = self._encode(xs)
-        n = len(rows)
-        learner = self._learner
-        out = learner.process(jpype.JArray(jpype.JDouble)(rows.ravel()),
-                              jpype.JArray(jpype.JInt)(np.asarray(y[:n], dtype=np.int32)),
-                              jpype.JArray(jpype.JInt)(np.asarray(weights[:n], dtype=np.int32)),
-                              jpype.JArray(jpype.JBoolean)(np.asarray(predict[:n], dtype=bool)))
+        try:
+            if len(classes) > len(self.classes):
+                self._add_classes(classes)
+            rows, bad, reason = self._encode(xs)
+            n = len(rows)
+            learner = self._learner
+            out = learner.process(
+                jpype.JArray(jpype.JDouble)(rows.ravel()),
+                jpype.JArray(jpype.JInt)(np.asarray(y[:n], dtype=np.int32)),
+                jpype.JArray(jpype.JInt)(np.asarray(weights[:n], dtype=np.int32)),
+                jpype.JArray(jpype.JBoolean)(np.asarray(predict[:n], dtype=bool)))
+        except jpype.JException as error:  # made, grown or handed a batch: Java failed there
+            text = java_error(error)
+            if "OutOfMemoryError" in str(error.getClass().getName()):
+                self._learner = None  # its heap back to the other replicas
+                text += str(start_jvm().HEAP_HINT)
+            return [-1] * len(xs), (0, "predict", error_text(_as_error(text)))
         pred = np.asarray(out).tolist() + [-1] * (len(xs) - n)
         if learner.errorIndex >= 0:
             text = error_text(_as_error(str(learner.errorText)))

@@ -25,6 +25,8 @@ import java.io.ByteArrayOutputStream;
 import java.io.ObjectInputStream;
 import java.io.ObjectOutputStream;
 import java.io.Serializable;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -39,8 +41,10 @@ import java.util.List;
  */
 public final class FoldLearner implements Serializable {
     private static final long serialVersionUID = 1L;
+    /** Appended to an OutOfMemoryError's text (operators/moa.py says the same). */
+    public static final String HEAP_HINT = " (the JVM's heap: engine.jvm_options -Xmx)";
 
-    private final Classifier classifier;
+    private Classifier classifier; // null once released (an OutOfMemoryError quarantined it)
     private final List<String> featureNames = new ArrayList<>();
     private final List<List<String>> nominalValues = new ArrayList<>(); // null: numeric
     private final List<String> classValues = new ArrayList<>();
@@ -252,10 +256,19 @@ public final class FoldLearner implements Serializable {
         int[] out = new int[n];
         java.util.Arrays.fill(out, -1);
         errorIndex = -1;
+        if (classifier == null) {
+            errorIndex = 0;
+            errorPhase = "predict";
+            errorText = "java.lang.IllegalStateException: the learner was released after an "
+                    + "OutOfMemoryError";
+            return out;
+        }
         InstancesHeader h = header();
+        GarbageWatch watch = new GarbageWatch();
         for (int i = 0; i < n; i++) {
             String phase = "predict";
             try {
+                watch.check();
                 double[] values = new double[d + 1];
                 System.arraycopy(x, i * d, values, 0, d);
                 values[d] = y[i];
@@ -276,10 +289,55 @@ public final class FoldLearner implements Serializable {
                 errorIndex = i;
                 errorPhase = phase;
                 errorText = error.getClass().getName() + ": " + error.getMessage();
+                if (error instanceof OutOfMemoryError) {
+                    // the replica is quarantined: its model is dropped, so the heap it held
+                    // serves the other replicas
+                    classifier = null;
+                    errorText += HEAP_HINT;
+                }
                 break;
             }
         }
         return out;
+    }
+
+    /**
+     * A learner that fills the heap makes the JVM collect garbage without end before it
+     * throws an OutOfMemoryError, if ever (G1 has no GC overhead limit). This watch ends that
+     * early: when, over at least {@link #WINDOW_NS} of one process() call, more than
+     * {@link #LIMIT} of the wall time went to collections, it throws an OutOfMemoryError,
+     * which quarantines the replica as a real one does.
+     */
+    static final class GarbageWatch {
+        static final long WINDOW_NS = 2_000_000_000L;
+        static final double LIMIT = 0.9;
+        private long since = System.nanoTime();
+        private long collected = collectionMillis();
+
+        static long collectionMillis() {
+            long total = 0;
+            for (GarbageCollectorMXBean bean : ManagementFactory.getGarbageCollectorMXBeans()) {
+                total += Math.max(0, bean.getCollectionTime());
+            }
+            return total;
+        }
+
+        /** Cheap unless a window has passed: a clock read per example. */
+        void check() {
+            long now = System.nanoTime();
+            if (now - since < WINDOW_NS) {
+                return;
+            }
+            long millis = collectionMillis();
+            double share = (millis - collected) * 1e6 / (now - since);
+            if (share > LIMIT) {
+                throw new OutOfMemoryError(String.format(
+                        "the JVM spent %.0f%% of the last %.1f s collecting garbage: the heap is "
+                        + "full", 100 * Math.min(share, 1.0), (now - since) / 1e9));
+            }
+            since = now;
+            collected = millis;
+        }
     }
 
     public byte[] toBytes() throws Exception {
