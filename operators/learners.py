@@ -122,8 +122,9 @@ class LagEncoder:
 
 def check_classifier(model: Any) -> None:
     """Raise ``ValueError`` unless ``model`` has what a learner task calls: ``predict_one``,
-    ``learn_one`` and a ``clone`` that works (every fold trains a clone: one that fails is
-    refused at start, not at the first task).
+    ``learn_one`` and a ``clone`` that works (every fold trains a clone: one that fails, or
+    returns the object itself or anything but an object of the model's own class, is refused
+    at start, not at the first task).
 
     >>> check_classifier(object())
     Traceback (most recent call last):
@@ -140,11 +141,19 @@ def check_classifier(model: Any) -> None:
                          f"foldstream evaluates classifiers")
     if isinstance(model, Pipeline) and not isclassifier(model):
         raise ValueError("the pipeline does not end with a classifier")
+    name = type(model).__name__
     try:
-        model.clone()
+        clone = model.clone()
     except LEARNER_ERRORS as exc:  # any failure, named (SystemExit and Ctrl-C from clone() too)
-        raise ValueError(f"{type(model).__name__}.clone() failed, and every fold trains a "
+        raise ValueError(f"{name}.clone() failed, and every fold trains a "
                          f"clone: {type(exc).__name__}: {exc}") from None
+    if clone is model:
+        raise ValueError(f"{name}.clone() returned the object itself: every fold would train "
+                         f"that one object; clone() must return a new, untrained {name}")
+    if type(clone) is not type(model):
+        what = "None" if clone is None else f"a {type(clone).__name__}"
+        raise ValueError(f"{name}.clone() returned {what}, not a {name}: every fold trains "
+                         f"a clone, so it must be one of the same kind")
 
 
 @dataclass
