@@ -20,6 +20,7 @@ from foldstream.connectors.datasets import DATASET_PREFIX, dataset_path
 from foldstream.job.checks import check_choices
 from foldstream.operators.delay import MAX_PENDING
 from foldstream.operators.evaluator import REPORT_EVERY
+from foldstream.operators.head import MAX_CLASSES
 from foldstream.operators.measures import MEASURES
 from foldstream.operators.moa import DEFAULT_JVM_OPTIONS, check_config, configure_jvm, is_moa
 from foldstream.operators.normalization import MAX_MATRICES, NORMALIZABLE
@@ -273,6 +274,10 @@ class EvaluationConfig(_Strict):
     report_every: int = Field(REPORT_EVERY, ge=1, description="a report (measures, comparisons) "
                                                               "every this many examples of a "
                                                               "stream, and one at its end")
+    max_classes: int = Field(MAX_CLASSES, ge=1, description="the most classes a stream may "
+                                                          "have; one more ends the run cleanly "
+                                                          "with its records so far "
+                                                          "(docs/memory.md)")
     alpha: float = Field(0.05, gt=0, lt=1, description="the significance level of every test")
     compare: list[str] = Field(default_factory=lambda: ["accuracy", "kappa_m"],
                                description="the measures compared across folds "

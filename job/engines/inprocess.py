@@ -32,7 +32,7 @@ from foldstream.job.engines.stopping import (
 from foldstream.job.plans import Plans
 from foldstream.operators.delay import DelayFanOut, LabelOnly
 from foldstream.operators.fanout import Batcher
-from foldstream.operators.head import StreamHead
+from foldstream.operators.head import StreamHead, TooManyClasses
 from foldstream.operators.records import (
     Example,
     ExampleBatch,
@@ -120,6 +120,7 @@ class RunResult:
     wall_time_s: float = 0.0
     interrupted: int | None = None
     forced: bool = False
+    too_many_classes: TooManyClasses | None = None  # evaluation.max_classes ended the run
 
     @property
     def examples(self) -> int:
@@ -263,32 +264,36 @@ def _evaluate(plans: Plans, source: Iterable[Example | Rejected], outlet: _Outle
     for stream in streams:
         stages_of(stream)
     signum = None
-    for item in source:
-        read += not (isinstance(item, LabelOnly) and item.simulated)  # a simulated label: no row
-        stages = stages_of(item.stream or "")
-        records, rejected = stages.take(item)
-        if rejected is not None:
-            outlet.rejected(rejected_record(rejected, max_bytes))
-        if records is not None:
-            outlet.records(records)
-            if on_progress is not None:
-                on_progress(read)
-        signum = stopped()
-        if signum is not None:
-            break
-    if signum is None:
-        for stages in stages_by_stream.values():
-            outlet.records(stages.finish())
+    limit = None  # a stream passed evaluation.max_classes: the run ends as a stopped one does
+    try:
+        for item in source:
+            read += not (isinstance(item, LabelOnly) and item.simulated)  # a simulated label
+            stages = stages_of(item.stream or "")
+            records, rejected = stages.take(item)
+            if rejected is not None:
+                outlet.rejected(rejected_record(rejected, max_bytes))
+            if records is not None:
+                outlet.records(records)
+                if on_progress is not None:
+                    on_progress(read)
+            signum = stopped()
+            if signum is not None:
+                break
+        if signum is None:
+            for stages in stages_by_stream.values():
+                outlet.records(stages.finish())
+    except TooManyClasses as error:
+        limit = error
     if on_progress is not None:
         on_progress(read)
     wall = time.perf_counter() - started
-    result = RunResult(wall_time_s=wall, interrupted=signum)
+    result = RunResult(wall_time_s=wall, interrupted=signum, too_many_classes=limit)
     for stages in stages_by_stream.values():
         # Interrupted: the examples left in the batcher were not evaluated.
         head = stages.head
         summary = summary_record(stages.stream, stages.evaluated, head.read, head.rejected,
                                  wall, stages.aggregator.final_measures(),
-                                 interrupted=signum is not None,
+                                 interrupted=signum is not None or limit is not None,
                                  positive_class=plans.evaluation.positive, classes=head.classes)
         outlet.records([summary])
         result.summaries.append(summary)
