@@ -307,7 +307,7 @@ def compacted(mirror: np.ndarray, buckets: np.ndarray, pool_keys: np.ndarray,
     """A bucket mirror's pool with its live runs only (the runs of merged and dropped buckets
     reclaimed) and room for ``need`` entries more; ``mirror``'s starts and ``pool`` (``[top,
     live]``) updated. ``buckets[level]``: the buckets of each level (ADWIN's ``_cnt``)."""
-    size = max(64, 1 << (2 * (int(pool[1]) + need)).bit_length())
+    size = max(64, 1 << (int(pool[1]) + need - 1).bit_length())
     new_keys = np.zeros(size, dtype=np.int64)
     new_vals = np.zeros(size, dtype=np.int64)
     _kernels().pool_compact(mirror, buckets, pool_keys, pool_vals, new_keys, new_vals, pool)
