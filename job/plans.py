@@ -54,9 +54,11 @@ class Plans:
         """A stream's head (batcher and fan-out, or delay fan-out): ``head``, a
         :class:`~foldstream.operators.head.StreamHead` or an engine's subclass, with ``more``
         of its fields."""
-        return head(self.batcher(stream), self.fan_out(stream),
-                    self.delay_fan_out(stream) if self.delayed else None,
-                    max_classes=self.max_classes, **more)
+        made = head(self.batcher(stream), self.fan_out(stream),
+                    self.delay_fan_out(stream) if self.delayed else None, **more)
+        if self.max_classes != MAX_CLASSES:
+            made.max_classes = self.max_classes
+        return made
 
     def learner_task(self, learner: int, fold: int) -> LearnerTask:
         return LearnerTask(self.learners[learner], fold, self.prequential)

@@ -13,7 +13,7 @@ records; the Flink job keeps it in keyed state, so it must stay picklable (plain
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 from foldstream.operators.delay import BadLabel, DelayFanOut, DelayFoldBatch, LabelOnly
 from foldstream.operators.fanout import Batcher, FanOut, LabelClash
@@ -73,7 +73,9 @@ class StreamHead:
     delay: DelayFanOut | None = None
     read: int = 0  # source items read (a label simulated from a row already read is not)
     rejected: int = 0
-    max_classes: int = MAX_CLASSES
+    # evaluation.max_classes; set on a head only when it is not the default, so that the state
+    # a Flink checkpoint holds keeps its attributes
+    max_classes: ClassVar[int] = MAX_CLASSES
 
     @property
     def stream(self) -> str:
@@ -127,7 +129,8 @@ class StreamHead:
         (:class:`TooManyClasses`: what they hold is not evaluated).
 
         >>> from foldstream.operators.fanout import FanOutPlan
-        >>> head = StreamHead(Batcher("s", 1), FanOut("s", FanOutPlan("single")), max_classes=2)
+        >>> head = StreamHead(Batcher("s", 1), FanOut("s", FanOutPlan("single")))
+        >>> head.max_classes = 2
         >>> [len(head.add(Example("s", {}, y))) for y in "abab"]
         [1, 1, 1, 1]
         >>> head.add(Example("s", {}, "c"))
