@@ -208,6 +208,11 @@ def run(config: Config, *, progress: bool = True, tables: bool = True,
             sys.stderr.flush()
             os._exit(exitcodes.for_signal(interrupted))
         return exitcodes.for_signal(interrupted)
+    if outcome.too_many_classes is not None:
+        progress_console.print(f"[red]error:[/] {typed(outcome.too_many_classes)}; the records up "
+                               f"to the last complete report and an interrupted summary are "
+                               f"written", highlight=False, soft_wrap=True)
+        return exitcodes.TOO_MANY
     return exitcodes.OK
 
 

@@ -25,6 +25,7 @@ from foldstream.operators.delay import MAX_PENDING
 from foldstream.operators.detectors import PAGE_HINKLEY
 from foldstream.operators.evaluator import REPORT_EVERY
 from foldstream.operators.fanout import FOLD_CHOICE, FOLD_MODE, FOLD_SEED, FOLDS
+from foldstream.operators.head import MAX_CLASSES
 from foldstream.operators.measures import MEASURES
 from foldstream.operators.moa import DEFAULT_JVM_OPTIONS, JvmOptionsError, check_config, \
     check_jvm_options, check_jvm_starts, configure_jvm, is_moa
@@ -279,6 +280,10 @@ class EvaluationConfig(_Strict):
     report_every: int = Field(REPORT_EVERY, ge=1, description="a report (measures, comparisons) "
                                                               "every this many examples of a "
                                                               "stream, and one at its end")
+    max_classes: int = Field(MAX_CLASSES, ge=1, description="the most classes a stream may "
+                                                          "have; one more ends the run cleanly "
+                                                          "with its records so far "
+                                                          "(docs/memory.md)")
     alpha: float = Field(ALPHA, gt=0, lt=1, description="the significance level of every test")
     compare: list[str] = Field(default_factory=lambda: list(COMPARE),
                                description="the measures compared across folds "

@@ -14,6 +14,10 @@ code  name          meaning
 2     UNUSABLE      nothing was run: a bad configuration or command line (the message names the
                     key), or a dependency that is not there (no Kafka broker answers at the
                     bootstrap servers, a topic is missing, no Java, no connector jars)
+65    TOO_MANY      a stream passed ``evaluation.max_classes``: the run stopped there, its
+                    records so far and an interrupted summary are written, the message names
+                    the key (``EX_DATAERR`` of sysexits.h: the input is not what the
+                    configuration allows)
 74    WRITE_FAILED  the system refused a write to an output (a full disk, an I/O error, a file
                     size limit): the run stopped there, the message names the file and the
                     reason, and the file holds whole lines only (``EX_IOERR`` of sysexits.h)
@@ -28,8 +32,8 @@ An in-process run stopped by either signal ends the same way: the report in prog
 completed, a ``summary`` record with ``"interrupted": true`` is the last record, the files are
 flushed; then it exits with 130 or 143.
 
->>> OK, FAILED, UNUSABLE, WRITE_FAILED, INTERRUPTED, BROKEN_PIPE, TERMINATED
-(0, 1, 2, 74, 130, 141, 143)
+>>> OK, FAILED, UNUSABLE, TOO_MANY, WRITE_FAILED, INTERRUPTED, BROKEN_PIPE, TERMINATED
+(0, 1, 2, 65, 74, 130, 141, 143)
 >>> for_signal(15)
 143
 """
@@ -39,6 +43,7 @@ from __future__ import annotations
 OK = 0
 FAILED = 1
 UNUSABLE = 2
+TOO_MANY = 65
 WRITE_FAILED = 74
 INTERRUPTED = 130
 BROKEN_PIPE = 141

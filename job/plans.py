@@ -14,7 +14,7 @@ from foldstream.operators.aggregator import AggregationPlan, Aggregator, Verdict
 from foldstream.operators.consensus import consensus_folds
 from foldstream.operators.evaluator import EvalPlan, FoldEvaluator
 from foldstream.operators.fanout import Batcher, FanOut, FanOutPlan
-from foldstream.operators.head import StreamHead
+from foldstream.operators.head import MAX_CLASSES, StreamHead
 from foldstream.operators.learners import LearnerSpec, LearnerTask
 from foldstream.operators.records import DEAD_LETTER_MAX_BYTES, Example, Rejected
 
@@ -29,6 +29,7 @@ class Plans:
     batch_size: int
     dead_letter_max_bytes: int = DEAD_LETTER_MAX_BYTES  # sink.dead_letter_max_bytes
     max_pending: int | None = None  # delayed labels (docs/method.md §13); None: undelayed
+    max_classes: int = MAX_CLASSES  # evaluation.max_classes
 
     @property
     def delayed(self) -> bool:
@@ -53,8 +54,11 @@ class Plans:
         """A stream's head (batcher and fan-out, or delay fan-out): ``head``, a
         :class:`~foldstream.operators.head.StreamHead` or an engine's subclass, with ``more``
         of its fields."""
-        return head(self.batcher(stream), self.fan_out(stream),
+        made = head(self.batcher(stream), self.fan_out(stream),
                     self.delay_fan_out(stream) if self.delayed else None, **more)
+        if self.max_classes != MAX_CLASSES:
+            made.max_classes = self.max_classes
+        return made
 
     def learner_task(self, learner: int, fold: int) -> LearnerTask:
         return LearnerTask(self.learners[learner], fold, self.prequential)
@@ -118,6 +122,7 @@ def make_plans(config: Config) -> Plans:
         batch_size=config.engine.batch_size,
         dead_letter_max_bytes=config.sink.dead_letter_max_bytes,
         max_pending=config.evaluation.delay.max_pending if config.delayed else None,
+        max_classes=ev.max_classes,
     )
 
 

@@ -39,6 +39,7 @@ from foldstream.job.engines.stopping import Interrupted
 from foldstream.job.plans import expected_examples, make_plans, open_source, with_delay
 from foldstream.job.results import Summary
 from foldstream.job.tools import tables
+from foldstream.operators.head import TooManyClasses
 from foldstream.operators.records import Record
 
 #: The signals that stop a run of the command line: Ctrl-C, and what ``kill`` sends.
@@ -61,6 +62,9 @@ class RunOutcome:
     forced : bool
         The stop could not wait for the stages; their worker thread was abandoned
         (:class:`~foldstream.job.engines.inprocess.RunResult`).
+    too_many_classes : TooManyClasses or None
+        A stream passed ``evaluation.max_classes``: the run stopped there (its records so far
+        and an interrupted summary written).
     dead_letters_lost : int
         Rejected records the dead-letter file refused (counted, never fatal);
         :attr:`dead_letter_path` and :attr:`dead_letter_error` say where and why.
@@ -71,6 +75,7 @@ class RunOutcome:
     rejected: list[Record] = field(default_factory=list)
     interrupted: int | None = None
     forced: bool = False
+    too_many_classes: TooManyClasses | None = None
     dead_letters_lost: int = 0
     dead_letter_path: str | None = None
     dead_letter_error: str | None = None
@@ -79,7 +84,9 @@ class RunOutcome:
         """For a caller that returns records, not an exit code (the API, an experiment's
         replication): a run stopped by a signal raises
         :class:`~foldstream.job.engines.stopping.Interrupted`, a ``KeyboardInterrupt`` whose
-        ``exit_code`` names the signal, after its records and interrupted summary were written.
+        ``exit_code`` names the signal, after its records and interrupted summary were written;
+        a run that ``evaluation.max_classes`` stopped raises its
+        :class:`~foldstream.operators.head.TooManyClasses` the same way.
 
         >>> RunOutcome().raise_if_interrupted()
         >>> try:  # doctest re-raises a KeyboardInterrupt rather than compare it
@@ -90,6 +97,8 @@ class RunOutcome:
         """
         if self.interrupted is not None:
             raise Interrupted(self.interrupted)
+        if self.too_many_classes is not None:
+            raise self.too_many_classes
 
 
 def open_sinks(config: Config) -> tuple[Sink, Sink]:
@@ -211,6 +220,7 @@ def run_configuration(config: Config, source: Iterable | None = None, *, write: 
                                   dead_letter, update, streams=known_streams(config),
                                   stop_on_signals=True, signals=signals)
                 outcome.interrupted, outcome.forced = result.interrupted, result.forced
+                outcome.too_many_classes = result.too_many_classes
     outcome.records, outcome.rejected = kept.records, kept_rejected.records
     if write:
         outcome.dead_letters_lost = getattr(written_rejected, "failed", 0)

@@ -83,9 +83,6 @@ ADWIN_MIN_WINDOW_LENGTH = 5
 ADWIN_GRACE_PERIOD = 10
 
 
-_NO_ITEM = np.zeros(0, dtype=np.int64)
-
-
 class Adwin:
     """ADWIN (Bifet & Gavaldà 2007) as river's ``drift.ADWIN`` computes it, compiled.
 
@@ -164,11 +161,9 @@ class Adwin:
         detected = np.zeros(n, dtype=np.bool_)
         if n:
             self._reserve(n)
-            no_mirror = np.zeros(self._tot.shape + (0,), dtype=np.int64)
             _kernels().adwin_run(values, self._tot, self._var, self._cnt, self._fs, self._ints,
                        self.delta, self.clock, self.max_buckets, self.min_window_length,
-                       self.grace_period, no_mirror, _NO_ITEM, _NO_ITEM, detected,
-                       np.empty(n))
+                       self.grace_period, detected, np.empty(n))
         return detected
 
 
@@ -237,42 +232,105 @@ class PageHinkley:
         return detected
 
 
-# ------------------------------------------------------------------- the windows' count kernel
-# A window's integer counts, one flat array: [n, maj, per, rows (C), cm (C x (C + 1))], C the
-# class capacity; cm's column p + 1 holds prediction p (column 0: none, -1).
+# ------------------------------------------------------------------- the windows' count layout
+# A window's counts, in memory that grows with the classes and the confusion cells seen:
+#
+# * ``agg``, one flat array ``[n, maj, per, rows (C)]``, C the class capacity (the classes seen);
+# * the confusion cells, an open-addressing hash table: ``keys`` (:data:`EMPTY` where no cell
+#   is) and ``vals`` of the same length, a power of two at most half full, the key of cell
+#   ``(t, p)`` :func:`cell_key` (``p`` -1: no prediction). Only cells an example fell in are
+#   held, so a window holds at most as many as it has examples, whatever the classes;
+# * an ADWIN window's bucket mirror (:class:`~foldstream.operators.windows.AdwinWindow`): per
+#   bucket ``[start, length, maj, per]`` of its own cells, a run of ``(key, count)`` sorted by
+#   key in a pool of two arrays (freed runs are reclaimed by :func:`compacted`).
 _N_SLOT, _MAJ_SLOT, _PER_SLOT, _ROWS = 0, 1, 2, 3
+_START, _LENGTH, _BMAJ, _BPER = 0, 1, 2, 3  # a mirrored bucket's fields
+MIRROR_FIELDS = 4
+EMPTY = -1
+"""The key of an empty place of a hash table of cells."""
 NO_MAJORITY = -2
 """In ``majs``: the window's majority now, not one given (a delayed label's)."""
+_FIRST_CELLS = 16  # places of a fresh table of cells
 
 
 def relayout(counts: np.ndarray, old: int, new: int) -> np.ndarray:
     """Counts laid out for ``old`` classes (last axis), laid out for ``new`` classes.
 
-    >>> a = np.arange(3 + 1 + 2)  # n, maj, per; rows (1 class); cm (1 x 2)
-    >>> relayout(a, 1, 2).tolist()
-    [0, 1, 2, 3, 0, 4, 5, 0, 0, 0, 0]
+    >>> a = np.arange(3 + 2)  # n, maj, per; rows (2 classes)
+    >>> relayout(a, 2, 3).tolist()
+    [0, 1, 2, 3, 4, 0]
     """
-    lead = counts.shape[:-1]
-    out = np.zeros(lead + (_ROWS + new + new * (new + 1),), dtype=counts.dtype)
+    out = np.zeros(counts.shape[:-1] + (stats_size(new),), dtype=counts.dtype)
     out[..., :_ROWS + old] = counts[..., :_ROWS + old]
-    cm_new = out[..., _ROWS + new:].reshape(lead + (new, new + 1))
-    cm_new[..., :old, :old + 1] = counts[..., _ROWS + old:].reshape(lead + (old, old + 1))
     return out
 
 
 def stats_size(classes: int) -> int:
-    """The length of a window's counts array for ``classes`` classes."""
-    return _ROWS + classes + classes * (classes + 1)
+    """The length of a window's ``agg`` array for ``classes`` classes: linear in them."""
+    return _ROWS + classes
 
 
-def cm_slot(classes: int, t: int, p: int) -> int:
-    """The index of confusion cell ``(t, p)`` (``p`` -1: no prediction) in a window's counts
-    array for ``classes`` classes.
+def cell_key(t: int, p: int) -> int:
+    """The key of confusion cell ``(t, p)`` (``p`` -1: no prediction); keys sort as the cells
+    do, by true then predicted class.
 
-    >>> cm_slot(2, 0, -1), cm_slot(2, 1, 1), stats_size(2) - 1
-    (5, 10, 10)
+    >>> cell_key(0, -1), cell_key(1, 1), cell_of(cell_key(1, 1))
+    (0, 4294967298, (1, 1))
     """
-    return _ROWS + classes + t * (classes + 1) + p + 1
+    return (t << 32) | (p + 1)
+
+
+def cell_of(key: int) -> tuple[int, int]:
+    """The cell ``(t, p)`` of a key (:func:`cell_key`)."""
+    return key >> 32, (key & 0xFFFFFFFF) - 1
+
+
+def cell_table(capacity: int = _FIRST_CELLS, dtype: type = np.int64
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """An empty hash table of cells: ``(keys, vals)``."""
+    return np.full(capacity, EMPTY, dtype=np.int64), np.zeros(capacity, dtype=dtype)
+
+
+def table_capacity(cells: int) -> int:
+    """The places of a table that holds ``cells`` cells with room to grow by as many again: a
+    power of two, at most a quarter full.
+
+    >>> table_capacity(0), table_capacity(5), table_capacity(100)
+    (16, 32, 512)
+    """
+    return max(_FIRST_CELLS, 1 << (4 * cells + 3).bit_length())
+
+
+def rehashed(keys: np.ndarray, vals: np.ndarray, order: np.ndarray | None = None,
+             keep_zero: bool = False, extra: int = 0) -> tuple:
+    """A table of cells rebuilt with room for ``extra`` cells more: its cells of value 0 left out
+    (an integer window's cells its examples all left), unless ``keep_zero`` (a fading window's,
+    whose order is part of what it reports). ``order``: a value per cell carried along.
+
+    Returns ``(keys, vals)``, or ``(keys, vals, order)`` with an ``order``."""
+    held = keys != EMPTY
+    if not keep_zero:
+        held &= vals != 0
+    at = np.flatnonzero(held)
+    new_keys, new_vals = cell_table(table_capacity(len(at) + extra), vals.dtype)
+    new_order = None if order is None else np.zeros(new_keys.shape[0], dtype=np.int64)
+    _kernels().cells_load(new_keys, new_vals, keys[at], vals[at],
+                          np.zeros(0, np.int64) if order is None else new_order,
+                          np.zeros(0, np.int64) if order is None else order[at])
+    return (new_keys, new_vals) if order is None else (new_keys, new_vals, new_order)
+
+
+def compacted(mirror: np.ndarray, buckets: np.ndarray, pool_keys: np.ndarray,
+              pool_vals: np.ndarray, pool: np.ndarray, need: int
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """A bucket mirror's pool with its live runs only (the runs of merged and dropped buckets
+    reclaimed) and room for ``need`` entries more; ``mirror``'s starts and ``pool`` (``[top,
+    live]``) updated. ``buckets[level]``: the buckets of each level (ADWIN's ``_cnt``)."""
+    size = max(64, 1 << (int(pool[1]) + need - 1).bit_length())
+    new_keys = np.zeros(size, dtype=np.int64)
+    new_vals = np.zeros(size, dtype=np.int64)
+    _kernels().pool_compact(mirror, buckets, pool_keys, pool_vals, new_keys, new_vals, pool)
+    return new_keys, new_vals
 
 
 def fade(values: np.ndarray, alpha: float, start: float) -> float:

@@ -13,7 +13,7 @@ records; the Flink job keeps it in keyed state, so it must stay picklable (plain
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 from foldstream.operators.delay import BadLabel, DelayFanOut, DelayFoldBatch, LabelOnly
 from foldstream.operators.fanout import Batcher, FanOut, LabelClash
@@ -28,6 +28,26 @@ def counts_as_read(item: Example | LabelOnly | Rejected) -> bool:
     (False, True)
     """
     return not (isinstance(item, LabelOnly) and item.simulated)
+MAX_CLASSES = 100_000
+"""Default ``evaluation.max_classes``: the classes a stream may have. Memory grows linearly with
+them (docs/memory.md), and so does every ``measures`` record (a recall per class); a label
+column that is really an identifier makes every example a new class, so the output would grow
+with the square of the stream. The default is above every single-label data set in use for
+classification (ImageNet-21k's 21,841 classes, iNaturalist 2021's 10,000), not above landmark
+recognition's (GLDv2, 203,094): such a run raises the key."""
+
+
+class TooManyClasses(ValueError):
+    """A stream's labels passed ``evaluation.max_classes``: the run ends there, cleanly."""
+
+    def __init__(self, stream: str, limit: int, label: Label):
+        self.stream = stream
+        self.limit = limit
+        self.label = label
+        super().__init__(
+            f"stream {stream!r} has more than {limit:,} classes (label {label!r} is one more): "
+            f"evaluation.max_classes is {limit:,}; raise it if the stream has that many, or "
+            f"check that the label column is a class, not an identifier")
 
 
 class Taken(NamedTuple):
@@ -61,6 +81,9 @@ class StreamHead:
     delay: DelayFanOut | None = None
     read: int = 0  # source items read (a label simulated from a row already read is not)
     rejected: int = 0
+    # evaluation.max_classes; set on a head only when it is not the default, so that the state
+    # a Flink checkpoint holds keeps its attributes
+    max_classes: ClassVar[int] = MAX_CLASSES
 
     @property
     def stream(self) -> str:
@@ -95,16 +118,35 @@ class StreamHead:
         """The fold batches that ``item`` completes. Raises :class:`LabelClash` or
         :class:`BadLabel` for an input to reject (not counted: :meth:`take` counts)."""
         if self.delay is not None:
-            return self.delay.add(item)
+            return self._counted(self.delay.add(item))
         if isinstance(item, LabelOnly):
             raise BadLabel("a label-only row, but labels are not delayed (evaluation.delay)",
                            item)
-        return [fold_batch for batch in self.batcher.add(item)
-                for fold_batch in self.fanout.process(batch)]
+        return self._counted([fold_batch for batch in self.batcher.add(item)
+                              for fold_batch in self.fanout.process(batch)])
 
     def flush(self, final: bool) -> list[FoldBatch | DelayFoldBatch]:
         """The fold batches of what is buffered (``final``: the end of a bounded input)."""
         if self.delay is not None:
-            return self.delay.flush(final=final)
-        return [fold_batch for batch in self.batcher.flush(final=final)
-                for fold_batch in self.fanout.process(batch)]
+            return self._counted(self.delay.flush(final=final))
+        return self._counted([fold_batch for batch in self.batcher.flush(final=final)
+                              for fold_batch in self.fanout.process(batch)])
+
+    def _counted(self, fold_batches: list) -> list:
+        """``fold_batches``, unless the stream's classes passed :attr:`max_classes`
+        (:class:`TooManyClasses`: what they hold is not evaluated).
+
+        >>> from foldstream.operators.fanout import FanOutPlan
+        >>> head = StreamHead(Batcher("s", 1), FanOut("s", FanOutPlan("single")))
+        >>> head.max_classes = 2
+        >>> [len(head.add(Example("s", {}, y))) for y in "abab"]
+        [1, 1, 1, 1]
+        >>> head.add(Example("s", {}, "c"))
+        Traceback (most recent call last):
+        ...
+        foldstream.operators.head.TooManyClasses: stream 's' has more than 2 classes (label 'c' is one more): evaluation.max_classes is 2; raise it if the stream has that many, or check that the label column is a class, not an identifier
+        """
+        classes = self.classes
+        if len(classes) > self.max_classes:
+            raise TooManyClasses(self.stream, self.max_classes, classes[self.max_classes])
+        return fold_batches

@@ -12,13 +12,142 @@ import math
 import numpy as np
 from numba import njit
 
-from foldstream.operators.detectors import _DETECTIONS, _DRIFT, _LEVELS, _MAJ_SLOT, _MAX_DEC, \
-    _MEAN, _MIN_INC, _N, _N_SLOT, _PER_SLOT, _PH_DRIFT, _ROWS, _SUM_DEC, _SUM_INC, _TICK, \
-    _TOTAL, _VARIANCE, _WIDTH, NO_MAJORITY
+from foldstream.operators.detectors import _BMAJ, _BPER, _DETECTIONS, _DRIFT, _LENGTH, \
+    _LEVELS, _MAJ_SLOT, _MAX_DEC, _MEAN, _MIN_INC, _N, _N_SLOT, _PER_SLOT, _PH_DRIFT, _ROWS, \
+    _START, _SUM_DEC, _SUM_INC, _TICK, _TOTAL, _VARIANCE, _WIDTH, EMPTY, NO_MAJORITY
+
+
+# ------------------------------------------------------------------------- tables of cells
+@njit(cache=True)
+def _place(keys, key):
+    """The place of ``key`` in a table of cells (linear probing), or the empty place where it
+    goes."""
+    mask = keys.shape[0] - 1
+    x = key * 2654435761
+    i = (x ^ (x >> 29)) & mask
+    while True:
+        k = keys[i]
+        if k == key or k == EMPTY:
+            return i
+        i = (i + 1) & mask
 
 
 @njit(cache=True)
-def _adwin_reset(tot, var, cnt, fs, ints, mir):
+def cells_load(keys, vals, add_keys, add_vals, order, add_order):
+    """Put cells (not in the table yet) into an empty table (``order``: their orders too, when
+    it is not empty)."""
+    for j in range(add_keys.shape[0]):
+        i = _place(keys, add_keys[j])
+        keys[i] = add_keys[j]
+        vals[i] = add_vals[j]
+        if order.shape[0]:
+            order[i] = add_order[j]
+
+
+@njit(cache=True)
+def _cell(keys, vals, used, key):
+    """The place of cell ``key``, put in (with value 0) if it was not held; ``used[0]`` counts
+    the places taken."""
+    i = _place(keys, key)
+    if keys[i] == EMPTY:
+        keys[i] = key
+        vals[i] = 0
+        used[0] += 1
+    return i
+
+
+@njit(cache=True)
+def _full(keys, used):
+    """Whether one more cell would leave the table more than half full."""
+    return 2 * (used[0] + 1) > keys.shape[0]
+
+
+@njit(cache=True)
+def _key(t, p):
+    return (t << 32) | (p + 1)
+
+
+# ---------------------------------------------------------------- an ADWIN window's mirror
+@njit(cache=True)
+def _mirror_new(mir, pk, pv, pool, row, col, key, maj_ok, per_ok):
+    """Bucket ``(row, col)`` holds one example, of cell ``key``."""
+    top = pool[0]
+    pk[top] = key
+    pv[top] = 1
+    mir[row, col, _START] = top
+    mir[row, col, _LENGTH] = 1
+    mir[row, col, _BMAJ] = maj_ok
+    mir[row, col, _BPER] = per_ok
+    pool[0] = top + 1
+    pool[1] += 1
+
+
+@njit(cache=True)
+def _mirror_merge(mir, pk, pv, pool, idx, cn):
+    """Bucket ``(idx + 1, cn)`` holds the examples of buckets ``(idx, 0)`` and ``(idx, 1)``: their
+    runs of cells merged (by key) at the pool's top."""
+    a, la = mir[idx, 0, _START], mir[idx, 0, _LENGTH]
+    b, lb = mir[idx, 1, _START], mir[idx, 1, _LENGTH]
+    top = pool[0]
+    out = top
+    i, j = a, b
+    while i < a + la or j < b + lb:
+        if j == b + lb or (i < a + la and pk[i] < pk[j]):
+            pk[out] = pk[i]
+            pv[out] = pv[i]
+            i += 1
+        elif i == a + la or pk[j] < pk[i]:
+            pk[out] = pk[j]
+            pv[out] = pv[j]
+            j += 1
+        else:
+            pk[out] = pk[i]
+            pv[out] = pv[i] + pv[j]
+            i += 1
+            j += 1
+        out += 1
+    mir[idx + 1, cn, _START] = top
+    mir[idx + 1, cn, _LENGTH] = out - top
+    mir[idx + 1, cn, _BMAJ] = mir[idx, 0, _BMAJ] + mir[idx, 1, _BMAJ]
+    mir[idx + 1, cn, _BPER] = mir[idx, 0, _BPER] + mir[idx, 1, _BPER]
+    pool[0] = out
+    pool[1] += out - top - la - lb
+
+
+@njit(cache=True)
+def _mirror_drop(mir, pk, pv, pool, last, agg, keys, vals):
+    """The examples of bucket ``(last, 0)`` leave the window's counts."""
+    start, length = mir[last, 0, _START], mir[last, 0, _LENGTH]
+    n = 0
+    for j in range(start, start + length):
+        key, c = pk[j], pv[j]
+        vals[_place(keys, key)] -= c
+        agg[_ROWS + (key >> 32)] -= c
+        n += c
+    agg[_N_SLOT] -= n
+    agg[_MAJ_SLOT] -= mir[last, 0, _BMAJ]
+    agg[_PER_SLOT] -= mir[last, 0, _BPER]
+    pool[1] -= length
+
+
+@njit(cache=True)
+def pool_compact(mir, cnt, pk, pv, new_pk, new_pv, pool):
+    """Copy the runs of the buckets held (``cnt[level]`` of each level) into a new pool."""
+    top = 0
+    for row in range(mir.shape[0]):
+        for col in range(cnt[row]):
+            start, length = mir[row, col, _START], mir[row, col, _LENGTH]
+            for j in range(length):
+                new_pk[top + j] = pk[start + j]
+                new_pv[top + j] = pv[start + j]
+            mir[row, col, _START] = top
+            top += length
+    pool[0] = top
+    pool[1] = top
+
+
+@njit(cache=True)
+def _adwin_reset(tot, var, cnt, fs, ints, mir, pool):
     tot[:] = 0.0
     var[:] = 0.0
     cnt[:] = 0
@@ -28,6 +157,7 @@ def _adwin_reset(tot, var, cnt, fs, ints, mir):
     ints[_LEVELS] = 1  # river's deque starts with one empty bucket row
     ints[_DRIFT] = 0
     mir[:] = 0
+    pool[:] = 0
 
 
 @njit(cache=True)
@@ -51,18 +181,20 @@ def _compress(tot, var, cnt, mir, row, n):
 
 @njit(cache=True)
 def _adwin_step(value, tot, var, cnt, fs, ints, delta, clock, max_buckets, mwl, grace,
-                mir, item, agg):
+                mir, pk, pv, pool, key, maj_ok, per_ok, agg, keys, vals):
     """One ``AdaptiveWindowing.update(value)`` (river's adwin_c.pyx), in its order of operations.
 
-    ``mir`` (levels x buckets x stats) mirrors the buckets with integer stats of their
-    examples, ``item`` the stats of this example, ``agg`` the sum of the stats over the
-    window: what a deleted bucket takes away. Zero-sized stats: no mirror."""
+    ``mir`` (levels x buckets x fields) mirrors the buckets with the counts of their examples
+    (their runs of cells in the pool ``pk``/``pv``; ``pool``: its top and live entries), this
+    example of cell ``key``; a deleted bucket's counts leave ``agg`` and the table
+    ``keys``/``vals``. Zero fields: no mirror."""
+    mirrored = mir.shape[2] > 0
     # _insert_element(value, 0.0)
     c0 = cnt[0]
     tot[0, c0] = value
     var[0, c0] = 0.0
-    for j in range(item.shape[0]):
-        mir[0, c0, j] = item[j]
+    if mirrored:
+        _mirror_new(mir, pk, pv, pool, 0, c0, key, maj_ok, per_ok)
     cnt[0] = c0 + 1
     fs[_WIDTH] += 1
     width = fs[_WIDTH]
@@ -74,7 +206,6 @@ def _adwin_step(value, tot, var, cnt, fs, ints, delta, clock, max_buckets, mwl, 
     fs[_VARIANCE] += incremental_variance
     fs[_TOTAL] += value
     # _compress_buckets
-    stats = mir.shape[2]
     idx = 0
     while idx < ints[_LEVELS]:
         if cnt[idx] != max_buckets + 1:
@@ -91,8 +222,8 @@ def _adwin_step(value, tot, var, cnt, fs, ints, delta, clock, max_buckets, mwl, 
         cn = cnt[idx + 1]
         tot[idx + 1, cn] = total12
         var[idx + 1, cn] = v12
-        for j in range(stats):
-            mir[idx + 1, cn, j] = mir[idx, 0, j] + mir[idx, 1, j]
+        if mirrored:
+            _mirror_merge(mir, pk, pv, pool, idx, cn)
         cnt[idx + 1] = cn + 1
         _compress(tot, var, cnt, mir, idx, 2)
         if cnt[idx + 1] <= max_buckets:
@@ -138,8 +269,8 @@ def _adwin_step(value, tot, var, cnt, fs, ints, delta, clock, max_buckets, mwl, 
                             reduce_width = True
                             change = True
                             if fs[_WIDTH] > 0:
-                                n0 -= _adwin_delete(tot, var, cnt, fs, ints, max_buckets, mir,
-                                                    agg)
+                                n0 -= _adwin_delete(tot, var, cnt, fs, ints, mir, pk, pv,
+                                                    pool, agg, keys, vals)
                                 exit_flag = True
                                 break
                 idx -= 1
@@ -149,8 +280,8 @@ def _adwin_step(value, tot, var, cnt, fs, ints, delta, clock, max_buckets, mwl, 
 
 
 @njit(cache=True)
-def _adwin_delete(tot, var, cnt, fs, ints, max_buckets, mir, agg):
-    """river's ``_delete_element``: drop the oldest bucket; its stats leave ``agg``."""
+def _adwin_delete(tot, var, cnt, fs, ints, mir, pk, pv, pool, agg, keys, vals):
+    """river's ``_delete_element``: drop the oldest bucket; its counts leave the window's."""
     last = ints[_LEVELS] - 1
     n = 2.0 ** last
     u = tot[last, 0]
@@ -162,9 +293,8 @@ def _adwin_delete(tot, var, cnt, fs, ints, max_buckets, mir, agg):
     mu_window = fs[_TOTAL] / width
     incremental_variance = v + n * width * (mu - mu_window) * (mu - mu_window) / (n + width)
     fs[_VARIANCE] -= incremental_variance
-    stats = mir.shape[2]
-    for j in range(stats):
-        agg[j] -= mir[last, 0, j]
+    if mir.shape[2] > 0:
+        _mirror_drop(mir, pk, pv, pool, last, agg, keys, vals)
     _compress(tot, var, cnt, mir, last, 1)
     if cnt[last] == 0:
         ints[_LEVELS] -= 1
@@ -173,13 +303,16 @@ def _adwin_delete(tot, var, cnt, fs, ints, max_buckets, mir, agg):
 
 @njit(cache=True)
 def adwin_run(values, tot, var, cnt, fs, ints, delta, clock, max_buckets, mwl, grace,
-               mir, item, agg, detected, widths):
+              detected, widths):
     """``ADWIN.update`` for each of ``values``: ``detected[i]`` and ``widths[i]`` after it."""
+    mir = np.zeros((0, 0, 0), dtype=np.int64)
+    none = np.zeros(0, dtype=np.int64)
     for i in range(values.shape[0]):
         if ints[_DRIFT]:
-            _adwin_reset(tot, var, cnt, fs, ints, mir)
+            _adwin_reset(tot, var, cnt, fs, ints, mir, none)
         ints[_DRIFT] = _adwin_step(values[i], tot, var, cnt, fs, ints, delta, clock,
-                                   max_buckets, mwl, grace, mir, item, agg)
+                                   max_buckets, mwl, grace, mir, none, none, none, 0, 0, 0,
+                                   none, none, none)
         detected[i] = ints[_DRIFT]
         widths[i] = fs[_WIDTH]
 
@@ -241,51 +374,53 @@ def _majority_added(agg, majority, ti, rt):
 
 
 @njit(cache=True)
-def window_run(t, p, prev, majs, C, agg, majority, use_adwin, tot, var, cnt, fs, ints, delta,
-               clock, max_buckets, mwl, grace, mir, sizes, drifts, after):
-    """Score each example into a cumulative or ADWIN window's counts, one after the other.
+def window_run(t, p, prev, majs, C, agg, keys, vals, used, majority, use_adwin, tot, var, cnt,
+               fs, ints, delta, clock, max_buckets, mwl, grace, mir, pk, pv, pool, sizes,
+               drifts, after, start):
+    """Score each example from ``start`` on into a cumulative or ADWIN window's counts, one
+    after the other; return where it stopped: the number of examples, or the first one that
+    needs more room (in the table of cells ``keys``/``vals``, ``used`` places taken, or in the
+    mirror's pool), which the caller makes before it calls again from there.
 
     The majority baseline's prediction is the window's before the example (``majority[0]``,
     ties to the smallest code); with ``use_adwin`` the window is ADWIN's over the 0/1 loss,
     its buckets mirrored in ``mir`` (river restarts ADWIN, and the window, on the update after
     a detection). ``sizes[i]``/``drifts[i]``/``after[i]``: the window's size, ADWIN's
     detection and the window's majority after example ``i``."""
-    stats = agg.shape[0]
-    item = np.zeros(stats if use_adwin else 0, dtype=np.int64)
-    cm0 = _ROWS + C
-    for i in range(t.shape[0]):
+    # a step makes runs of at most the live entries and its own (with two or more buckets a
+    # level a merged run is not merged again in the same step; with one, once a level)
+    runs = 1 if max_buckets >= 2 else tot.shape[0] + 1
+    for i in range(start, t.shape[0]):
+        if _full(keys, used) or (use_adwin and pool[0] + runs * (pool[1] + 1) > pk.shape[0]):
+            return i
         if use_adwin and ints[_DRIFT]:
-            _adwin_reset(tot, var, cnt, fs, ints, mir)
+            _adwin_reset(tot, var, cnt, fs, ints, mir, pool)
             agg[:] = 0
+            keys[:] = EMPTY
+            vals[:] = 0
+            used[0] = 0
             majority[0] = -1
         ti, pi = t[i], p[i]
         maj_ok, per_ok = _baselines(ti, prev[i], majs[i], majority)
-        slot = cm0 + ti * (C + 1) + pi + 1
+        key = _key(ti, pi)
         agg[_N_SLOT] += 1
         agg[_MAJ_SLOT] += maj_ok
         agg[_PER_SLOT] += per_ok
         agg[_ROWS + ti] += 1
-        agg[slot] += 1
+        vals[_cell(keys, vals, used, key)] += 1
         rt = agg[_ROWS + ti]
         _majority_added(agg, majority, ti, rt)
         if use_adwin:
-            item[_N_SLOT] = 1
-            item[_MAJ_SLOT] = maj_ok
-            item[_PER_SLOT] = per_ok
-            item[_ROWS + ti] = 1
-            item[slot] = 1
             n_before = agg[_N_SLOT]
             ints[_DRIFT] = _adwin_step(0.0 if ti == pi else 1.0, tot, var, cnt, fs, ints,
-                                       delta, clock, max_buckets, mwl, grace, mir, item, agg)
-            item[_MAJ_SLOT] = 0
-            item[_PER_SLOT] = 0
-            item[_ROWS + ti] = 0
-            item[slot] = 0
+                                       delta, clock, max_buckets, mwl, grace, mir, pk, pv,
+                                       pool, key, maj_ok, per_ok, agg, keys, vals)
             drifts[i] = ints[_DRIFT]
             if agg[_N_SLOT] != n_before:
                 majority[0] = _majority_of(agg, C)
         sizes[i] = agg[_N_SLOT]
         after[i] = majority[0]
+    return t.shape[0]
 
 
 @njit(cache=True)
@@ -304,17 +439,20 @@ def _pack(t, p, maj_ok, per_ok):
 
 
 @njit(cache=True)
-def sliding_run(t, p, prev, majs, C, agg, majority, ring, ring_state, width, sizes, after):
-    """Score each example into a sliding window's counts (the last ``width`` examples).
+def sliding_run(t, p, prev, majs, C, agg, keys, vals, used, majority, ring, ring_state, width,
+                sizes, after, start):
+    """Score each example from ``start`` on into a sliding window's counts (the last ``width``
+    examples); return where it stopped, as :func:`window_run` does.
 
     ``ring`` holds the window's examples, each ``(t, p, maj_ok, per_ok)`` packed in one integer
     (:func:`_pack`), the oldest at ``ring_state[0]``, ``ring_state[1]`` of them; when it is full, the oldest leaves before
     the example comes in and the majority is recounted over the classes (ties to the smallest
     code); then the example is added as in :func:`window_run`. ``sizes[i]``/``after[i]``: the window's size and majority after
     example ``i``."""
-    cm0 = _ROWS + C
     cap = ring.shape[0]
-    for i in range(t.shape[0]):
+    for i in range(start, t.shape[0]):
+        if _full(keys, used):
+            return i
         ti, pi = t[i], p[i]
         maj_ok, per_ok = _baselines(ti, prev[i], majs[i], majority)
         head, count = ring_state[0], ring_state[1]
@@ -322,7 +460,7 @@ def sliding_run(t, p, prev, majs, C, agg, majority, ring, ring_state, width, siz
             packed = ring[head]
             cell = packed >> 2
             ot, op = cell >> 31, (cell & 0x7FFFFFFF) - 1
-            agg[cm0 + ot * (C + 1) + op + 1] -= 1
+            vals[_place(keys, _key(ot, op))] -= 1
             agg[_ROWS + ot] -= 1
             agg[_MAJ_SLOT] -= (packed >> 1) & 1
             agg[_PER_SLOT] -= packed & 1
@@ -338,7 +476,7 @@ def sliding_run(t, p, prev, majs, C, agg, majority, ring, ring_state, width, siz
         ring[end] = _pack(ti, pi, maj_ok, per_ok)
         ring_state[0] = head
         ring_state[1] = count + 1
-        agg[cm0 + ti * (C + 1) + pi + 1] += 1
+        vals[_cell(keys, vals, used, _key(ti, pi))] += 1
         agg[_ROWS + ti] += 1
         agg[_MAJ_SLOT] += maj_ok
         agg[_PER_SLOT] += per_ok
@@ -347,23 +485,28 @@ def sliding_run(t, p, prev, majs, C, agg, majority, ring, ring_state, width, siz
         _majority_added(agg, majority, ti, rt)
         sizes[i] = agg[_N_SLOT]
         after[i] = majority[0]
+    return t.shape[0]
 
 
 @njit(cache=True)
-def fading_run(t, p, prev, majs, C, agg, order, majority, fs, alpha, rescale_below, sizes,
-               after):
-    """Score each example into a fading window's stored counts, as ``windows.FadingWindow``'s
-    example-by-example update did, operation for operation (so every float is the same).
+def fading_run(t, p, prev, majs, C, agg, order, keys, vals, cell_order, used, majority, fs,
+               alpha, rescale_below, sizes, after, start):
+    """Score each example from ``start`` on into a fading window's stored counts, as
+    ``windows.FadingWindow``'s example-by-example update did, operation for operation (so every
+    float is the same); return where it stopped, as :func:`window_run` does.
 
-    ``agg`` holds the counts divided by the scale ``fs[0]`` (``alpha`` to the number of
-    examples, reset to 1 when it falls below ``rescale_below``, the counts multiplied by it);
-    ``order[slot]`` numbers the slots in the order they were first touched (0: never;
-    ``order[0]``, the slot of ``n``, which is always touched, holds the last number given), so
-    that the counts read out in the order a dict filled the same way would have them. ``sizes[i]``/``after[i]``: the
-    window's size (``n`` times the scale) and majority after example ``i``."""
-    cm0 = _ROWS + C
+    ``agg`` and ``vals`` hold the counts divided by the scale ``fs[0]`` (``alpha`` to the number
+    of examples, reset to 1 when it falls below ``rescale_below``, the counts multiplied by
+    it); ``order[row]`` and ``cell_order[place]`` number the rows and cells in the order they
+    were first touched (0: never; ``order[0]``, the slot of ``n``, which is always touched,
+    holds the last number given), so that the counts read out in the order a dict filled the
+    same way would have them. ``sizes[i]``/``after[i]``: the window's size (``n`` times the
+    scale) and majority after example ``i``."""
     stats = agg.shape[0]
-    for i in range(t.shape[0]):
+    places = keys.shape[0]
+    for i in range(start, t.shape[0]):
+        if _full(keys, used):
+            return i
         ti, pi = t[i], p[i]
         maj_ok, per_ok = _baselines(ti, prev[i], majs[i], majority)
         fs[0] *= alpha
@@ -371,17 +514,19 @@ def fading_run(t, p, prev, majs, C, agg, order, majority, fs, alpha, rescale_bel
             s = fs[0]
             for j in range(stats):
                 agg[j] = agg[j] * s
+            for j in range(places):
+                vals[j] = vals[j] * s
             fs[0] = 1.0
         inc = 1.0 / fs[0]
-        slot = cm0 + ti * (C + 1) + pi + 1
-        if order[slot] == 0:
+        slot = _cell(keys, vals, used, _key(ti, pi))
+        if cell_order[slot] == 0:
             order[0] += 1
-            order[slot] = order[0]
+            cell_order[slot] = order[0]
         row = _ROWS + ti
         if order[row] == 0:
             order[0] += 1
             order[row] = order[0]
-        agg[slot] = agg[slot] + inc
+        vals[slot] = vals[slot] + inc
         agg[row] = agg[row] + inc
         rt = agg[row]
         agg[_MAJ_SLOT] += maj_ok * inc
@@ -390,6 +535,7 @@ def fading_run(t, p, prev, majs, C, agg, order, majority, fs, alpha, rescale_bel
         _majority_added(agg, majority, ti, rt)
         sizes[i] = agg[_N_SLOT] * fs[0]
         after[i] = majority[0]
+    return t.shape[0]
 
 
 @njit(cache=True)

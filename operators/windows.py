@@ -66,19 +66,29 @@ class Updated(NamedTuple):
 class Window:
     """Base class: a window's counts, updated a segment of examples at a time.
 
-    Every window keeps its counts in numpy arrays laid out as
-    :func:`~foldstream.operators.detectors.stats_size` says, updated by one compiled loop per
-    segment (:mod:`~foldstream.operators.kernels`) that does, example by example, what the
-    windows' documented update does: :meth:`update` is :meth:`update_many` of one example.
+    Every window keeps its counts in numpy arrays laid out as :mod:`.detectors` says (the
+    scalars and a row per class in one array, the confusion cells its examples fell in in a
+    hash table), updated by one compiled loop per segment (:mod:`~foldstream.operators.kernels`)
+    that does, example by example, what the windows' documented update does: :meth:`update` is
+    :meth:`update_many` of one example. Its memory grows with the classes and the cells seen,
+    never with the square of the classes (docs/memory.md).
     """
 
     kind = "cumulative"
     drift = False  # set by windows that detect change (ADWIN)
+    _keep_zero_cells = False  # a cell all of whose examples left is dropped when the table grows
 
     def __init__(self, dtype: type = np.int64) -> None:
         self._classes = 0  # class capacity of the counts' layout
         self._agg = np.zeros(detectors.stats_size(0), dtype=dtype)
+        self._keys, self._vals = detectors.cell_table(dtype=dtype)
+        self._used = np.zeros(1, dtype=np.int64)  # places of the table taken
         self._majority_a = np.array([-1], dtype=np.int64)
+
+    def __setstate__(self, state: dict) -> None:
+        if "_keys" not in state:  # pickled with a dense matrix of the classes: read it in
+            state = self._from_matrix(state)
+        self.__dict__.update(state)
 
     @property
     def size(self) -> int | float:
@@ -93,6 +103,13 @@ class Window:
     def _grow(self, classes: int) -> None:
         self._agg = detectors.relayout(self._agg, self._classes, classes)
         self._classes = classes
+
+    def _make_room(self) -> None:
+        """More room for cells (the table rebuilt, with what it must keep), and for anything
+        else a compiled loop stopped for."""
+        self._keys, self._vals = detectors.rehashed(self._keys, self._vals,
+                                                    keep_zero=self._keep_zero_cells)
+        self._used[0] = int(np.count_nonzero(self._keys != detectors.EMPTY))
 
     def update(self, t: int, p: int, prev: int, maj: int | None = None) -> None:
         """Score one example: the baselines first (from the window before it), then add it.
@@ -126,17 +143,60 @@ class Window:
              after: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         raise NotImplementedError
 
-    def _cm_slots(self) -> list[tuple[int, int, int]]:
-        """``(t, p, slot)`` of every confusion cell, by true then predicted class."""
-        classes = self._classes
-        return [(t, p, detectors.cm_slot(classes, t, p))
-                for t in range(classes) for p in range(-1, classes)]
+    def _held_cells(self) -> tuple[np.ndarray, np.ndarray]:
+        """The places of the table that hold a cell to report, and their keys."""
+        held = self._keys != detectors.EMPTY
+        if not self._keep_zero_cells:
+            held &= self._vals != 0
+        at = np.flatnonzero(held)
+        return at, self._keys[at]
 
     def counts(self) -> Counts:
         agg, classes = self._agg.tolist(), self._classes
         rows = {c: float(v) for c, v in enumerate(agg[3:3 + classes]) if v}
-        cm = {(t, p): float(agg[slot]) for t, p, slot in self._cm_slots() if agg[slot]}
+        at, keys = self._held_cells()
+        by_cell = np.argsort(keys, kind="stable")  # by true, then predicted class
+        cm = {detectors.cell_of(k): float(v)
+              for k, v in zip(keys[by_cell].tolist(), self._vals[at[by_cell]].tolist())}
         return Counts(float(agg[0]), cm, rows, float(agg[1]), float(agg[2]))
+
+    def _load_cells(self, cells: list[tuple[int, int, float]], orders: list[int] | None = None
+                    ) -> None:
+        """Put cells ``(t, p, value)`` into the window's empty table (with their ``orders``, a
+        fading window's)."""
+        self._keys, self._vals = detectors.cell_table(detectors.table_capacity(len(cells)),
+                                                      self._vals.dtype)
+        keys = np.array([detectors.cell_key(t, p) for t, p, _ in cells], dtype=np.int64)
+        vals = np.array([v for _, _, v in cells], dtype=self._vals.dtype)
+        order = np.zeros(self._keys.shape[0] if orders is not None else 0, dtype=np.int64)
+        detectors._kernels().cells_load(self._keys, self._vals, keys, vals, order,
+                                        np.array(orders or [], dtype=np.int64))
+        if orders is not None:
+            self._cell_order = order
+        self._used[0] = len(cells)
+
+    def _from_matrix(self, state: dict) -> dict:
+        """A state pickled with the dense layout (``agg``: ``[n, maj, per, rows (C), cm (C x
+        (C + 1))]``, column ``p + 1`` of row ``t`` holding cell ``(t, p)``), in this one."""
+        state = dict(state)
+        classes, dense = state["_classes"], state["_agg"]
+        cells = np.flatnonzero(dense[detectors.stats_size(classes):])
+        keys = _matrix_keys(classes, cells)
+        state["_agg"] = dense[:detectors.stats_size(classes)].copy()
+        state["_keys"], state["_vals"] = detectors.cell_table(
+            detectors.table_capacity(len(cells)), dense.dtype)
+        detectors._kernels().cells_load(state["_keys"], state["_vals"], keys,
+                                        dense[detectors.stats_size(classes) + cells],
+                                        np.zeros(0, np.int64), np.zeros(0, np.int64))
+        state["_used"] = np.array([len(cells)], dtype=np.int64)
+        return state
+
+
+def _matrix_keys(classes: int, cells: np.ndarray) -> np.ndarray:
+    """The keys (:func:`~.detectors.cell_key`) of the cells at ``cells`` of a dense matrix of
+    ``classes`` rows and ``classes + 1`` columns (column 0: no prediction)."""
+    t, column = np.divmod(np.asarray(cells, dtype=np.int64), classes + 1)
+    return (t << 32) | column
 
 
 class CumulativeWindow(Window):
@@ -163,22 +223,31 @@ class CumulativeWindow(Window):
             return sizes, None if self._adwin is None else np.zeros(0, dtype=np.bool_)
         adwin = self._adwin
         drifts = np.zeros(n, dtype=np.bool_)
+        none = np.zeros(0, dtype=np.int64)
         if adwin is None:
             tot = var = np.zeros((0, 0))
-            cnt = ints = np.zeros(0, dtype=np.int64)
+            cnt = ints = none
             fs = np.zeros(0)
-            mir = np.zeros((0, 0, 0), dtype=np.int64)
             delta, clock, max_buckets, mwl, grace = 0.0, 1, 0, 0, 0
         else:
             self._mirror = adwin._reserve(n, self._mirror)
             tot, var, cnt, fs, ints = adwin._tot, adwin._var, adwin._cnt, adwin._fs, adwin._ints
-            mir = self._mirror
             delta, clock, max_buckets = adwin.delta, adwin.clock, adwin.max_buckets
             mwl, grace = adwin.min_window_length, adwin.grace_period
-        detectors._kernels().window_run(t, p, prev, majs, self._classes, self._agg,
-                                        self._majority_a, adwin is not None, tot, var, cnt, fs,
-                                        ints, delta, clock, max_buckets, mwl, grace, mir, sizes,
-                                        drifts, after)
+        run = detectors._kernels().window_run
+        done = 0
+        while True:
+            if adwin is None:
+                mir, pk, pv, pool = np.zeros((0, 0, 0), dtype=np.int64), none, none, none
+            else:
+                mir, pk, pv, pool = self._mirror, self._pool_keys, self._pool_vals, self._pool
+            done = run(t, p, prev, majs, self._classes, self._agg, self._keys, self._vals,
+                       self._used, self._majority_a, adwin is not None, tot, var, cnt, fs, ints,
+                       delta, clock, max_buckets, mwl, grace, mir, pk, pv, pool, sizes, drifts,
+                       after, done)
+            if done == n:
+                break
+            self._make_room()
         if adwin is None:
             return sizes, None
         self.drift = bool(drifts[-1])
@@ -212,7 +281,7 @@ class SlidingWindow(CumulativeWindow):
     def __setstate__(self, state: dict) -> None:
         if "_buffer" in state:  # pickled before the counts were arrays: read it into them
             state = _sliding_from_dicts(state)
-        self.__dict__.update(state)
+        super().__setstate__(state)
 
     def _run(self, t: np.ndarray, p: np.ndarray, prev: np.ndarray, majs: np.ndarray,
              after: np.ndarray) -> tuple[np.ndarray, None]:
@@ -225,10 +294,13 @@ class SlidingWindow(CumulativeWindow):
             grown[:count] = self._ring[:count]
             self._ring = grown
         sizes = np.zeros(n, dtype=np.int64)
-        if n:
-            detectors._kernels().sliding_run(t, p, prev, majs, self._classes, self._agg,
-                                             self._majority_a, self._ring, self._ring_state,
-                                             self.width, sizes, after)
+        done = 0
+        while done < n:
+            done = detectors._kernels().sliding_run(
+                t, p, prev, majs, self._classes, self._agg, self._keys, self._vals, self._used,
+                self._majority_a, self._ring, self._ring_state, self.width, sizes, after, done)
+            if done < n:
+                self._make_room()
         return sizes, None
 
 
@@ -242,9 +314,8 @@ def _sliding_from_dicts(state: dict) -> dict:
         pack = detectors._kernels()._pack
         window._ring[:len(buffer)] = [pack(*example) for example in buffer]
     window._ring_state[:] = (0, len(buffer))
-    agg, classes = window._agg, window._classes
-    for (t, p), c in state["_cm"].items():
-        agg[detectors.cm_slot(classes, t, p)] = c
+    window._load_cells([(t, p, c) for (t, p), c in state["_cm"].items()])
+    agg = window._agg
     for t, c in state["_rows"].items():
         agg[3 + t] = c
     agg[:3] = (state["_n"], state["_maj"], state["_per"])
@@ -272,17 +343,19 @@ class FadingWindow(Window):
 
     kind = "fading"
     _RESCALE_BELOW = 1e-150
+    _keep_zero_cells = True  # a faded cell stays, in its place of the order, even at 0.0
 
     def __init__(self, alpha: float):
         super().__init__(np.float64)
         self.alpha = check_alpha(alpha)
         self._scale_a = np.ones(1)  # stored value * scale = faded value
         self._order = np.zeros(detectors.stats_size(0), dtype=np.int64)
+        self._cell_order = np.zeros(self._keys.shape[0], dtype=np.int64)
 
     def __setstate__(self, state: dict) -> None:
         if "_scale" in state:  # pickled before the counts were arrays: read it into them
             state = _fading_from_dicts(state)
-        self.__dict__.update(state)
+        super().__setstate__(state)
 
     @property
     def size(self) -> float:
@@ -292,22 +365,51 @@ class FadingWindow(Window):
         self._order = detectors.relayout(self._order, self._classes, classes)
         super()._grow(classes)
 
+    def _make_room(self) -> None:
+        self._keys, self._vals, self._cell_order = detectors.rehashed(
+            self._keys, self._vals, self._cell_order, keep_zero=True)
+        self._used[0] = int(np.count_nonzero(self._keys != detectors.EMPTY))
+
     def _run(self, t: np.ndarray, p: np.ndarray, prev: np.ndarray, majs: np.ndarray,
              after: np.ndarray) -> tuple[np.ndarray, None]:
-        sizes = np.zeros(len(t))
-        if len(t):
-            detectors._kernels().fading_run(t, p, prev, majs, self._classes, self._agg,
-                                            self._order, self._majority_a, self._scale_a,
-                                            self.alpha, self._RESCALE_BELOW, sizes, after)
+        n = len(t)
+        sizes = np.zeros(n)
+        done = 0
+        while done < n:
+            done = detectors._kernels().fading_run(
+                t, p, prev, majs, self._classes, self._agg, self._order, self._keys,
+                self._vals, self._cell_order, self._used, self._majority_a, self._scale_a,
+                self.alpha, self._RESCALE_BELOW, sizes, after, done)
+            if done < n:
+                self._make_room()
         return sizes, None
 
     def counts(self) -> Counts:
         s = float(self._scale_a[0])
         agg, order, classes = self._agg.tolist(), self._order.tolist(), self._classes
-        cells = sorted((order[slot], t, p, slot) for t, p, slot in self._cm_slots() if order[slot])
+        at, keys = self._held_cells()
+        by_order = np.argsort(self._cell_order[at], kind="stable")  # as first touched
+        cm = {detectors.cell_of(k): v * s
+              for k, v in zip(keys[by_order].tolist(), self._vals[at[by_order]].tolist())}
         rows = sorted((order[3 + c], c) for c in range(classes) if order[3 + c])
-        return Counts(agg[0] * s, {(t, p): agg[slot] * s for _, t, p, slot in cells},
-                      {c: agg[3 + c] * s for _, c in rows}, agg[1] * s, agg[2] * s)
+        return Counts(agg[0] * s, cm, {c: agg[3 + c] * s for _, c in rows}, agg[1] * s,
+                      agg[2] * s)
+
+    def _from_matrix(self, state: dict) -> dict:
+        classes, dense, order = state["_classes"], state["_agg"], state["_order"]
+        cells = np.flatnonzero(order[detectors.stats_size(classes):])
+        state = dict(state)
+        state["_agg"] = dense[:detectors.stats_size(classes)].copy()
+        state["_order"] = order[:detectors.stats_size(classes)].copy()
+        at = detectors.stats_size(classes) + cells
+        state["_keys"], state["_vals"] = detectors.cell_table(
+            detectors.table_capacity(len(cells)), np.float64)
+        state["_cell_order"] = np.zeros(state["_keys"].shape[0], dtype=np.int64)
+        detectors._kernels().cells_load(state["_keys"], state["_vals"],
+                                        _matrix_keys(classes, cells), dense[at],
+                                        state["_cell_order"], order[at])
+        state["_used"] = np.array([len(cells)], dtype=np.int64)
+        return state
 
 
 def _fading_from_dicts(state: dict) -> dict:
@@ -317,10 +419,8 @@ def _fading_from_dicts(state: dict) -> dict:
     cm, rows = state["_cm"], state["_rows"]
     if cm:
         window._grow(max(max(t, p) for t, p in cm) + 1)
-    agg, order, classes = window._agg, window._order, window._classes
-    for i, ((t, p), v) in enumerate(cm.items(), start=1):
-        slot = detectors.cm_slot(classes, t, p)
-        agg[slot], order[slot] = v, i
+    window._load_cells([(t, p, v) for (t, p), v in cm.items()], list(range(1, len(cm) + 1)))
+    agg, order = window._agg, window._order
     for i, (t, v) in enumerate(rows.items(), start=len(cm) + 1):
         agg[3 + t], order[3 + t] = v, i
     order[0] = len(cm) + len(rows)
@@ -354,16 +454,46 @@ class AdwinWindow(CumulativeWindow):
         super().__init__()
         self.delta = check_delta(delta)
         self._adwin = Adwin(delta=self.delta, clock=clock, max_buckets=max_buckets)
-        self._mirror = np.zeros(self._adwin._tot.shape + (self._agg.shape[0],), dtype=np.int64)
+        self._mirror = np.zeros(self._adwin._tot.shape + (detectors.MIRROR_FIELDS,),
+                                dtype=np.int64)
+        self._pool_keys = np.zeros(64, dtype=np.int64)  # the buckets' runs of cells
+        self._pool_vals = np.zeros(64, dtype=np.int64)
+        self._pool = np.zeros(2, dtype=np.int64)  # the pool's top, and its live entries
 
     @property
     def adwin(self) -> Adwin:
         """The window's ADWIN (its width is the window's size)."""
         return self._adwin
 
-    def _grow(self, classes: int) -> None:
-        self._mirror = detectors.relayout(self._mirror, self._classes, classes)
-        super()._grow(classes)
+    def _make_room(self) -> None:
+        super()._make_room()
+        adwin = self._adwin
+        runs = 1 if adwin.max_buckets >= 2 else self._mirror.shape[0] + 1
+        self._pool_keys, self._pool_vals = detectors.compacted(
+            self._mirror, adwin._cnt, self._pool_keys, self._pool_vals, self._pool,
+            runs * (int(self._pool[1]) + 1))
+
+    def _from_matrix(self, state: dict) -> dict:
+        classes, mirror = state["_classes"], state["_mirror"]
+        state = super()._from_matrix(state)
+        first = detectors.stats_size(classes)
+        levels, places = mirror.shape[:2]
+        new = np.zeros((levels, places, detectors.MIRROR_FIELDS), dtype=np.int64)
+        keys, vals = [], []
+        for level in range(levels):
+            for b in range(int(state["_adwin"]._cnt[level])):
+                stats = mirror[level, b]
+                cells = np.flatnonzero(stats[first:])  # in key order
+                new[level, b] = (len(keys), len(cells), stats[1], stats[2])
+                keys += _matrix_keys(classes, cells).tolist()
+                vals += stats[first + cells].tolist()
+        state["_mirror"] = new
+        size = max(64, 1 << (2 * (len(keys) + 1)).bit_length())
+        state["_pool_keys"] = np.zeros(size, dtype=np.int64)
+        state["_pool_vals"] = np.zeros(size, dtype=np.int64)
+        state["_pool_keys"][:len(keys)], state["_pool_vals"][:len(vals)] = keys, vals
+        state["_pool"] = np.array([len(keys), len(keys)], dtype=np.int64)
+        return state
 
     @property
     def buckets(self) -> int:

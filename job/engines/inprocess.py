@@ -32,7 +32,7 @@ from foldstream.job.engines.stopping import (
 from foldstream.job.plans import Plans
 from foldstream.operators.delay import DelayFanOut, LabelOnly
 from foldstream.operators.fanout import Batcher
-from foldstream.operators.head import StreamHead, counts_as_read
+from foldstream.operators.head import StreamHead, TooManyClasses, counts_as_read
 from foldstream.operators.outputs import RejectedRecord
 from foldstream.operators.records import (
     Example,
@@ -119,6 +119,7 @@ class RunResult:
     wall_time_s: float = 0.0
     interrupted: int | None = None
     forced: bool = False
+    too_many_classes: TooManyClasses | None = None  # evaluation.max_classes ended the run
 
     @property
     def examples(self) -> int:
@@ -262,33 +263,37 @@ def _evaluate(plans: Plans, source: Iterable[Example | Rejected], outlet: _Outle
     for stream in streams:
         stages_of(stream)
     signum = None
-    for item in source:
-        read += counts_as_read(item)
-        stages = stages_of(item.stream or "")
-        records, rejected = stages.take(item)
-        if rejected is not None:
-            outlet.rejected(RejectedRecord.of(rejected, max_bytes).as_dict())
-        if records is not None:
-            outlet.records(records)
-            if on_progress is not None:
-                on_progress(read)
-        signum = stopped()
-        if signum is not None:
-            break
-    if signum is None:
-        for stages in stages_by_stream.values():
-            outlet.records(stages.finish())
+    limit = None  # a stream passed evaluation.max_classes: the run ends as a stopped one does
+    try:
+        for item in source:
+            read += counts_as_read(item)
+            stages = stages_of(item.stream or "")
+            records, rejected = stages.take(item)
+            if rejected is not None:
+                outlet.rejected(RejectedRecord.of(rejected, max_bytes).as_dict())
+            if records is not None:
+                outlet.records(records)
+                if on_progress is not None:
+                    on_progress(read)
+            signum = stopped()
+            if signum is not None:
+                break
+        if signum is None:
+            for stages in stages_by_stream.values():
+                outlet.records(stages.finish())
+    except TooManyClasses as error:
+        limit = error
     if on_progress is not None:
         on_progress(read)
     wall = time.perf_counter() - started
-    result = RunResult(wall_time_s=wall, interrupted=signum)
+    result = RunResult(wall_time_s=wall, interrupted=signum, too_many_classes=limit)
     for stages in stages_by_stream.values():
         # Interrupted: the examples left in the batcher were not evaluated.
         head = stages.head
         summary = outlet.delivered.summary(stages.stream, stages.evaluated, head.read,
                                            head.rejected, stages.aggregator.final_measures(),
-                                           interrupted=signum is not None, wall_time_s=wall,
-                                           classes=head.classes)
+                                           interrupted=signum is not None or limit is not None,
+                                           wall_time_s=wall, classes=head.classes)
         outlet.records([summary])
         result.summaries.append(summary)
     return result
