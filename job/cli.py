@@ -18,6 +18,7 @@ from foldstream.job.engines.stopping import exit_code, stop_text
 from foldstream.job.runner import run_configuration
 from foldstream.job.tools import experiment
 from foldstream.job.tools.tables import typed
+from foldstream.operators.aggregator import COMPARE
 
 _log = logging.getLogger(__name__)
 
@@ -72,15 +73,15 @@ def _parser() -> argparse.ArgumentParser:
     plot = commands.add_parser("plot", help="draw figures from a metrics JSON Lines file")
     plot.add_argument("metrics", help="a metrics JSON Lines file (or kafka://HOST:PORT/TOPIC)")
     plot.add_argument("--out", default="plots", help="folder of the figures (default: plots/)")
-    plot.add_argument("--measures", default="accuracy,kappa_m",
-                      help="comma-separated measures to draw (default: accuracy,kappa_m)")
+    plot.add_argument("--measures", default=",".join(COMPARE),
+                      help=f"comma-separated measures to draw (default: {','.join(COMPARE)})")
     plot.add_argument("--format", dest="formats", default="png",
                       help="comma-separated file formats, e.g. png,svg (default: png)")
 
     watch = commands.add_parser("watch", help="a live table of a metrics file or topic")
     watch.add_argument("source", help="a metrics JSON Lines file, or kafka://HOST:PORT/TOPIC")
-    watch.add_argument("--measures", default="accuracy,kappa_m",
-                       help="comma-separated measures to show (default: accuracy,kappa_m)")
+    watch.add_argument("--measures", default=",".join(COMPARE),
+                       help=f"comma-separated measures to show (default: {','.join(COMPARE)})")
     watch.add_argument("--follow", action=argparse.BooleanOptionalAction, default=True,
                        help="keep reading as records arrive, until Ctrl-C (default); "
                             "--no-follow: read to the end and exit")

@@ -8,6 +8,8 @@ with its key before anything it names is called or any data is read.
 
 from __future__ import annotations
 
+import os
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
@@ -18,15 +20,19 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from foldstream.connectors.datasets import DATASET_PREFIX, dataset_path
 from foldstream.job.checks import check_choices
+from foldstream.operators.aggregator import ALPHA, COMPARE
 from foldstream.operators.delay import MAX_PENDING
+from foldstream.operators.detectors import PAGE_HINKLEY
 from foldstream.operators.evaluator import REPORT_EVERY
+from foldstream.operators.fanout import FOLD_CHOICE, FOLD_MODE, FOLD_SEED, FOLDS
 from foldstream.operators.measures import MEASURES
-from foldstream.operators.moa import DEFAULT_JVM_OPTIONS, check_config, configure_jvm, is_moa
+from foldstream.operators.moa import DEFAULT_JVM_OPTIONS, JvmOptionsError, check_config, \
+    check_jvm_options, check_jvm_starts, configure_jvm, is_moa
 from foldstream.operators.normalization import MAX_MATRICES, NORMALIZABLE
 from foldstream.operators.consensus import CONSENSUS_WINDOW
 from foldstream.operators.sequential import REGIME_DELTA, V_MIN
 from foldstream.operators.records import DEAD_LETTER_MAX_BYTES
-from foldstream.operators.wheels import DependencyError
+from foldstream.operators.wheels import DependencyError, valid_jar
 from foldstream.operators.windows import ADWIN_DELTA, FADING_ALPHA, PARAMETER_CHECKS, WindowSpec, \
     check_alpha, check_delta
 
@@ -182,12 +188,12 @@ class WindowConfig(_Strict):
 class PageHinkleyConfig(_Strict):
     """river.drift.PageHinkley's parameters; ``mode: up`` watches for a rising loss."""
 
-    min_instances: int = Field(30, ge=1, description="values seen before an alarm can come")
-    delta: float = Field(0.005, ge=0, description="the magnitude of change tolerated")
-    threshold: float = Field(50.0, gt=0, description="lambda: the alarm threshold")
-    alpha: float = Field(0.9999, gt=0, le=1, description="the fading factor of the cumulative "
+    min_instances: int = Field(PAGE_HINKLEY.min_instances, ge=1, description="values seen before an alarm can come")
+    delta: float = Field(PAGE_HINKLEY.delta, ge=0, description="the magnitude of change tolerated")
+    threshold: float = Field(PAGE_HINKLEY.threshold, gt=0, description="lambda: the alarm threshold")
+    alpha: float = Field(PAGE_HINKLEY.alpha, gt=0, le=1, description="the fading factor of the cumulative "
                                                          "sum")
-    mode: Literal["up", "down", "both"] = Field("up", description="up: alarm on a rising loss; "
+    mode: Literal["up", "down", "both"] = Field(PAGE_HINKLEY.mode, description="up: alarm on a rising loss; "
                                                                   "down: a falling one; both")
 
 
@@ -259,22 +265,22 @@ class DelayConfig(_Strict):
 
 class EvaluationConfig(_Strict):
     mode: Literal["bootstrap", "cv", "split", "single"] = Field(
-        "bootstrap", description="how the folds share the examples (docs/method.md §2); "
+        FOLD_MODE, description="how the folds share the examples (docs/method.md §2); "
                                  "single: one model, plain prequential evaluation")
-    folds: int = Field(10, ge=1, description="k, the number of folds (single: 1)")
+    folds: int = Field(FOLDS, ge=1, description="k, the number of folds (single: 1)")
     prequential: bool = Field(True, description="true: every fold tests each example, then "
                                                 "trains on it; false: holdout")
-    seed: int = Field(1, description="the seed of the folds' weights")
+    seed: int = Field(FOLD_SEED, description="the seed of the folds' weights")
     fold_choice: Literal["random", "round_robin"] = Field(
-        "random", description="cv, split: the special fold of each example drawn at random or "
+        FOLD_CHOICE, description="cv, split: the special fold of each example drawn at random or "
                               "taken round robin (as MOA)")
     window: WindowConfig = Field(default_factory=WindowConfig,
                                  description="the window of the measures")
     report_every: int = Field(REPORT_EVERY, ge=1, description="a report (measures, comparisons) "
                                                               "every this many examples of a "
                                                               "stream, and one at its end")
-    alpha: float = Field(0.05, gt=0, lt=1, description="the significance level of every test")
-    compare: list[str] = Field(default_factory=lambda: ["accuracy", "kappa_m"],
+    alpha: float = Field(ALPHA, gt=0, lt=1, description="the significance level of every test")
+    compare: list[str] = Field(default_factory=lambda: list(COMPARE),
                                description="the measures compared across folds "
                                            "(docs/method.md §6)")
     positive_class: str | int | bool | None = Field(
@@ -425,6 +431,13 @@ class KafkaSink(_Strict):
         return self
 
 
+#: Flink configuration keys that name code, a process or a JVM's options: refused in
+#: ``engine.flink_config`` (docs/trust.md).
+FLINK_CODE_KEYS = re.compile(
+    r"^(env\.java\.|python\.(executable|client\.executable|files|requirements|archives|"
+    r"pythonpath)|pipeline\.(jars|classpaths|cached-files)|plugin|classloader\.|containerized\.|"
+    r"kubernetes\.|yarn\.)|java[-.]?opts|jvm[-.]?(options|args)|\.(command|script|executable|"
+    r"agent)s?$", re.IGNORECASE)
 #: The default of ``engine.checkpoint_dir``.
 CHECKPOINT_ROOT = "~/.cache/foldstream/checkpoints"
 #: Kafka's producer default ``max.request.size``: the largest message a Kafka sink can write.
@@ -480,6 +493,54 @@ class EngineConfig(_Strict):
         "fold", description="flink: one key per fold hosting every learner and the evaluator, "
                             "or one key per learner and fold (bench/README.md compares them)")
 
+    @field_validator("jars")
+    @classmethod
+    def _jars_are_jars(cls, value: list[str] | None) -> list[str] | None:
+        """Each a jar file here (the client ships them to the job): a ``.jar`` that is a zip."""
+        for jar in value or []:
+            if not jar.endswith(".jar") or not valid_jar(Path(jar).expanduser()):
+                raise ValueError(f"{jar!r} is not a jar file (a non-empty zip named .jar) here")
+        return value
+
+    @field_validator("python_executable")
+    @classmethod
+    def _python_is_python(cls, value: str | None) -> str | None:
+        """A Python interpreter's path (on the workers, so perhaps not here): one path, no
+        arguments or shell syntax, a file name that says Python; here, if it exists, an
+        executable file. It is never run to find out."""
+        if value is None:
+            return value
+        name = Path(value).name
+        if not re.fullmatch(r"[\w./+@%=-]+", value) or not re.search(r"python|pypy", name, re.I):
+            raise ValueError(f"{value!r} is not the path of a Python interpreter (one path, "
+                             f"its file name naming python or pypy, no arguments)")
+        path = Path(value).expanduser()
+        if path.exists() and not (path.is_file() and os.access(path, os.X_OK)):
+            raise ValueError(f"{value} is not an executable file")
+        return value
+
+    @field_validator("flink_config")
+    @classmethod
+    def _no_code_in_flink_config(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """Flink's keys that name code or a process are not taken here (docs/trust.md): the
+        JVMs' options, jars and class paths, the Python of the workers and what they install
+        or import; foldstream's own keys set what foldstream needs of them."""
+        for key in value:
+            if FLINK_CODE_KEYS.search(key):
+                raise ValueError(f"{key}: a Flink key that names code, a process or their "
+                                 f"options is not accepted in engine.flink_config "
+                                 f"(docs/trust.md); set it in the cluster's own configuration")
+        return value
+
+    @field_validator("jvm_options")
+    @classmethod
+    def _allowed_jvm_options(cls, value: list[str]) -> list[str]:
+        try:
+            check_jvm_options(value)
+        except JvmOptionsError as error:
+            raise ValueError(str(error).removeprefix("engine.jvm_options: ")) from None
+        return value
+
     @property
     def task_slots(self) -> int:
         """The task slots a Flink job takes: one set per slot sharing group."""
@@ -488,11 +549,22 @@ class EngineConfig(_Strict):
 
 def jvm_options_first(data: Any) -> Any:
     """Set engine.jvm_options of raw configuration ``data`` before its learners are checked:
-    a MOA learner's check starts this process's JVM (operators/moa.py), once."""
+    a MOA learner's check starts this process's JVM (operators/moa.py), once. Options that are
+    not allowed, or that no JVM starts with, are a :class:`ConfigError` naming the key, before
+    any JVM starts (docs/trust.md).
+
+    >>> jvm_options_first({"engine": {"jvm_options": ["-XX:OnError=sh"]}})
+    Traceback (most recent call last):
+    foldstream.job.config.ConfigError: engine.jvm_options: '-XX:OnError=sh' is not an option ...
+    """
     engine = data.get("engine") if isinstance(data, dict) else None
     options = engine.get("jvm_options") if isinstance(engine, dict) else None
     if isinstance(options, list) and all(isinstance(o, str) for o in options):
-        configure_jvm(options)
+        try:
+            configure_jvm(options)
+            check_jvm_starts(options)
+        except JvmOptionsError as error:
+            raise ConfigError(str(error)) from None
     return data
 
 
@@ -508,7 +580,10 @@ class Config(_Strict):
     @model_validator(mode="before")
     @classmethod
     def _jvm_options_first(cls, data: Any) -> Any:
-        return jvm_options_first(data)
+        try:
+            return jvm_options_first(data)
+        except ConfigError as error:  # named as its key (format_errors)
+            raise ValueError(f"{SUBKEY}{error}") from None
 
     @field_validator("learners")
     @classmethod

@@ -78,9 +78,10 @@ def make_plans(config: Config) -> Plans:
         fanout=fanout,
         learners=tuple(
             # The Python API's learners may carry a model object (foldstream.job.api.ObjectLearner)
-            LearnerSpec(l.name, l.model, dict(l.params), list(l.args), l.lags,
-                        getattr(l, "prototype", None), l.fold_seeds, l.options,
-                        tuple(config.engine.jvm_options))
+            LearnerSpec(name=l.name, model=l.model, params=dict(l.params), args=list(l.args),
+                        lags=l.lags, prototype=getattr(l, "prototype", None),
+                        fold_seeds=l.fold_seeds, options=l.options,
+                        jvm_options=tuple(config.engine.jvm_options))
             for l in config.learners
         ),
         evaluation=EvalPlan(
@@ -105,8 +106,9 @@ def make_plans(config: Config) -> Plans:
             compare=tuple(ev.compare),
             alpha=ev.alpha,
             alarm_quantity=ev.alarms.quantity,
-            verdicts=VerdictPlan(ev.verdicts.correction, ev.verdicts.v_min,
-                                 ev.verdicts.regime_delta if ev.verdicts.regime else None)
+            verdicts=VerdictPlan(correction=ev.verdicts.correction, v_min=ev.verdicts.v_min,
+                                 regime_delta=ev.verdicts.regime_delta if ev.verdicts.regime
+                                 else None)
             if ev.verdicts.enabled else None,
             per_fold_alarms=ev.alarms.per_fold,
             consensus=None if consensus is None else (

@@ -23,6 +23,7 @@ from foldstream.job.config import Config
 from foldstream.job.tools.plot import save_figures, stream_figures
 from foldstream.job.tools.records import RecordReader, group_by_stream
 from foldstream.job.tools.tables import print_summary
+from foldstream.operators.aggregator import COMPARE
 from foldstream.operators.outputs import AlarmRecord, ComparisonRecord, DriftRecord, \
     MeasuresRecord, OutputRecord, SummaryRecord, VerdictRecord, as_typed
 from foldstream.operators.records import Record
@@ -310,7 +311,7 @@ class Results:
         return self.summary()._repr_html_()
 
     # -- figures
-    def plot(self, measures: Sequence[str] | str = ("accuracy", "kappa_m"), out=None,
+    def plot(self, measures: Sequence[str] | str = COMPARE, out=None,
              formats: Sequence[str] = ("png",)) -> dict[str, Any]:
         """The figures of ``foldstream plot``, per stream (:mod:`foldstream.job.tools.plot`).
 

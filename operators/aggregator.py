@@ -49,6 +49,7 @@ from foldstream.operators import stats
 from foldstream.operators.consensus import Consensus
 from foldstream.operators.outputs import AlarmRecord, ComparisonRecord, DriftRecord, \
     LearnerErrorRecord, MeasuresRecord, RankingRecord, VerdictRecord
+from foldstream.operators.messages import Alarm, FoldError
 from foldstream.operators.records import (
     FoldReport,
     pair_key,
@@ -62,6 +63,12 @@ from foldstream.operators.sequential import (
     SequentialResult,
     fold_differences,
 )
+
+COMPARE = ("accuracy", "kappa_m")
+"""The measures compared across folds by default (``evaluation.compare``, docs/method.md §6),
+and the ones the views draw and show by default."""
+ALPHA = 0.05
+"""The default significance level of every test (``evaluation.alpha``)."""
 
 VERDICT_MEASURE = "accuracy"
 """The measure whose loss the live verdicts compare (the 0/1 loss): its ``comparison`` records
@@ -104,8 +111,8 @@ class AggregationPlan:
     mode: str
     prequential: bool
     window: tuple[tuple[str, Any], ...]
-    compare: tuple[str, ...] = ("accuracy", "kappa_m")
-    alpha: float = 0.05
+    compare: tuple[str, ...] = COMPARE
+    alpha: float = ALPHA
     alarm_quantity: str = "loss"
     verdicts: VerdictPlan | None = None  # None: no live verdicts
     per_fold_alarms: bool = True  # False: no `alarm` records (consensus drift still counts them)
@@ -175,28 +182,31 @@ class Aggregator:
     def _records(self, position: int, folds: list[FoldReport]) -> list[dict[str, Any]]:
         plan = self.plan
         order = {name: i for i, name in enumerate(plan.learners)}
-        alarms = sorted(
-            (pos, order[learner], r.fold, detector, learner)
-            for r in folds for pos, learner, detector in r.alarms
-        )
+        # by position, then learner (configuration order), fold and detector
+        alarms = sorted(((r.fold, Alarm(*alarm)) for r in folds for alarm in r.alarms),
+                        key=lambda found: (found[1].position, order[found[1].learner],
+                                           found[0], found[1].detector))
         records = [
-            AlarmRecord(stream=self.stream, position=pos, learner=learner, fold=fold,
-                        detector=detector, quantity=plan.alarm_quantity).as_dict()
-            for pos, _, fold, detector, learner in alarms
+            AlarmRecord(stream=self.stream, position=a.position, learner=a.learner, fold=fold,
+                        detector=a.detector, quantity=plan.alarm_quantity).as_dict()
+            for fold, a in alarms
         ] if plan.per_fold_alarms else []
         if self._consensus is not None:
-            for pos, _, fold, detector, learner in alarms:
-                drift = self._consensus.alarm(pos, learner, fold, detector)
+            for fold, a in alarms:
+                drift = self._consensus.alarm(a.position, a.learner, fold, a.detector)
                 if drift is not None:
                     records.append(DriftRecord(
-                        stream=self.stream, position=pos, learner=learner, detector=detector,
-                        quantity=plan.alarm_quantity, folds=list(drift.folds),
-                        first=drift.first).as_dict())
-        errors = sorted((pos, order[learner], r.fold, phase, error, learner)
-                        for r in folds for pos, learner, phase, error in r.errors)
-        records += [LearnerErrorRecord(stream=self.stream, position=pos, learner=learner,
-                                       fold=fold, error=error, phase=phase).as_dict()
-                    for pos, _, fold, phase, error, learner in errors]
+                        stream=self.stream, position=a.position, learner=a.learner,
+                        detector=a.detector, quantity=plan.alarm_quantity,
+                        folds=list(drift.folds), first=drift.first).as_dict())
+        # by position, then learner, fold, phase and message
+        errors = sorted(((r.fold, FoldError(*error)) for r in folds for error in r.errors),
+                        key=lambda found: (found[1].position, order[found[1].learner], found[0],
+                                           found[1].phase, found[1].error))
+        records += [LearnerErrorRecord(stream=self.stream, position=e.position,
+                                       learner=e.learner, fold=fold, error=e.error,
+                                       phase=e.phase).as_dict()
+                    for fold, e in errors]
         per_fold = {
             name: {m: [r.learners[name]["values"][m] for r in folds]
                    for m in folds[0].learners[name]["values"]}

@@ -10,8 +10,11 @@ events:
   arrival its position, draws its weights (docs/method.md §2, at arrival), encodes labels in
   order of *arrival of labels*, and holds what the label will need, once per stream: the
   features, the weights, the lagged labels. It emits, per fold, a :class:`DelayFoldBatch` of
-  ordered events: ``ARRIVAL``, ``LABEL`` (the features shipped again) and ``EXPIRE`` (an
-  example dropped unscored beyond ``max_pending``). A label for an unknown, expired or already
+  ordered events (:mod:`foldstream.operators.messages`): an
+  :class:`~foldstream.operators.messages.Arrival`, a
+  :class:`~foldstream.operators.messages.Labelling` (the features shipped again) and an
+  :class:`~foldstream.operators.messages.Expiry` (an example dropped unscored beyond
+  ``max_pending``). A label for an unknown, expired or already
   labelled key raises :class:`BadLabel` (a ``rejected`` record); :class:`DoneKeys` tells the
   three apart for any key, in 9 bytes per key done.
 - :class:`~foldstream.operators.learners.LearnerTask`, per (stream, learner, fold), predicts at
@@ -33,20 +36,18 @@ import json
 from array import array
 from collections import OrderedDict, deque
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, NamedTuple
 
 import numpy as np
 
 from foldstream.operators.fanout import FanOutPlan, check_label_type
+from foldstream.operators.messages import Arrival, Expiry, FoldEvent, LearnerError, Labelling, \
+    SeenEvent, upgrade_fold_event, upgrade_seen_event
 from foldstream.operators.records import Example, Label, Rejected
 from foldstream.operators.weights import fold_weights, key_code
 
 MAX_PENDING = 100_000
 """Default ``evaluation.delay.max_pending``: examples of a stream that may wait for labels."""
-
-ARRIVAL, LABEL, EXPIRE = 0, 1, 2
-"""The kinds of event, the first item of every event tuple."""
-
 
 @dataclass(slots=True)
 class LabelOnly:
@@ -69,28 +70,32 @@ class LabelOnly:
 class DelayFoldBatch:
     """What one fold (of every learner) receives for a run of events of a delayed stream.
 
-    ``events`` in order, each a tuple: ``(ARRIVAL, key, position, x, weight, prev, lags)``,
-    ``(LABEL, key, position, x, weight, y, lags)`` or ``(EXPIRE, key, position)``. ``prev`` is
-    the persistent baseline's prediction (the code of the most recent label arrived, -1 before
-    any); ``y`` a class code in ``classes`` (the stream's labels in order of arrival); ``lags``
-    the most recent labels arrived before the example, most recent first (or ``None``), the
-    same tuple at its arrival and at its label.
+    ``events`` in order: :class:`~foldstream.operators.messages.Arrival`,
+    :class:`~foldstream.operators.messages.Labelling` and
+    :class:`~foldstream.operators.messages.Expiry` (their fields say what they hold; a label's
+    ``y`` is a class code in ``classes``, the stream's labels in order of arrival, and its
+    ``lags`` the same tuple as at its arrival).
     """
 
     stream: str
     fold: int
     seq: int
-    events: list[tuple]
+    events: list[FoldEvent]
     classes: list[Label]
     final: bool = False
+
+    def __setstate__(self, state: Any) -> None:
+        _set_slots(self, state)
+        self.events = [upgrade_fold_event(event) for event in self.events]
 
 
 @dataclass(slots=True)
 class DelayPredictionBatch:
     """One learner's output for a :class:`DelayFoldBatch`: the events without features, and the
     learner's prediction (a class code, -1 for none) and whether the fold scores it, for each
-    arrival, in order. ``events`` are ``(ARRIVAL, key, position, prev)``, ``(LABEL, key,
-    position, y)``, ``(EXPIRE, key, position)``. ``error``: as
+    arrival, in order. ``events`` are :class:`~foldstream.operators.messages.ArrivalSeen`,
+    :class:`~foldstream.operators.messages.LabellingSeen` and
+    :class:`~foldstream.operators.messages.Expiry`. ``error``: as
     :class:`~foldstream.operators.records.PredictionBatch`'s, the position being the example's.
     """
 
@@ -98,12 +103,26 @@ class DelayPredictionBatch:
     fold: int
     learner: str
     seq: int
-    events: list[tuple]
+    events: list[SeenEvent]
     y_pred: list[int]
     scored: list[bool]
     classes: list[Label]
     final: bool = False
-    error: tuple[int, str, str] | None = None
+    error: LearnerError | None = None
+
+    def __setstate__(self, state: Any) -> None:
+        _set_slots(self, state)
+        self.events = [upgrade_seen_event(event) for event in self.events]
+        if self.error is not None:
+            self.error = LearnerError(*self.error)
+
+
+def _set_slots(obj: Any, state: Any) -> None:
+    """Restore a slotted dataclass's pickled state (``(None, {slot: value})``, or a dict)."""
+    if isinstance(state, tuple):
+        state = {**(state[0] or {}), **(state[1] or {})}
+    for name, value in state.items():
+        setattr(obj, name, value)
 
 
 class BadLabel(ValueError):
@@ -209,6 +228,25 @@ class _Held:
         self.weights: list[int] | None = None  # drawn when the batch holding its arrival is cut
 
 
+class _Taken(NamedTuple):
+    """An event the fan-out took and has not emitted yet: the type of event it becomes
+    (:class:`~foldstream.operators.messages.Arrival`, ``Labelling`` or ``Expiry``), the key, the
+    pending example, and the arrival's ``prev`` or the label's class code (``None``: an
+    expiry)."""
+
+    kind: type
+    key: int | str
+    held: _Held
+    value: int | None = None
+
+    @classmethod
+    def upgrade(cls, taken: tuple) -> "_Taken":
+        """An event as an older pickle holds it: ``(kind code, key, held[, value])``."""
+        if type(taken) is not tuple:
+            return taken
+        return cls((Arrival, Labelling, Expiry)[taken[0]], *taken[1:])
+
+
 class DelayFanOut:
     """The per-stream stage of a delayed stream; see the module docstring.
 
@@ -229,8 +267,8 @@ class DelayFanOut:
     ...     print(bad)
     label of key 1: expired (dropped unscored beyond evaluation.delay.max_pending)
     >>> _ = f.add(LabelOnly("s", 3, "u"))
-    >>> [event[0] for event in f.flush(final=True)[0].events]
-    [0, 0, 2, 0, 1]
+    >>> [type(event).__name__ for event in f.flush(final=True)[0].events]
+    ['Arrival', 'Arrival', 'Expiry', 'Arrival', 'Labelling']
     """
 
     def __init__(self, stream: str, plan: FanOutPlan, batch_size: int,
@@ -251,7 +289,7 @@ class DelayFanOut:
         self._label_types: dict[Label, tuple[type, Label]] = {}  # fanout.check_label_type's
         self._pending: OrderedDict[int | str, _Held] = OrderedDict()  # oldest first
         self._done = DoneKeys()  # every key labelled or expired, to say why a label is rejected
-        self._events: list[tuple] = []
+        self._events: list[_Taken] = []
         self._new: list[tuple[int | str, _Held]] = []  # arrivals whose weights are not drawn
 
     def __setstate__(self, state: dict) -> None:
@@ -262,6 +300,7 @@ class DelayFanOut:
                 for key in keys:
                     state["_done"].set(key, DoneKeys.LABELLED if why == "labelled"
                                        else DoneKeys.EXPIRED)
+        state["_events"] = [_Taken.upgrade(taken) for taken in state.get("_events", ())]
         self.__dict__.update(state)
 
     @property
@@ -309,12 +348,12 @@ class DelayFanOut:
             old, held = self._pending.popitem(last=False)
             self.expired += 1
             self._done.set(old, DoneKeys.EXPIRED)
-            self._events.append((EXPIRE, old, held))
+            self._events.append(_Taken(Expiry, old, held))
         recent = self._recent
         prev = self._codes[recent[-1]] if recent else -1
         held = _Held(self.position, item.x, tuple(reversed(recent)) if self.plan.lags else None)
         self._pending[key] = held
-        self._events.append((ARRIVAL, key, held, prev))
+        self._events.append(_Taken(Arrival, key, held, prev))
         self._new.append((key, held))
         return key
 
@@ -330,7 +369,7 @@ class DelayFanOut:
             self.classes.append(y)
         self._recent.append(y)
         self._done.set(key, DoneKeys.LABELLED)
-        self._events.append((LABEL, key, held, code))
+        self._events.append(_Taken(Labelling, key, held, code))
 
     def _why_not(self, key: int | str, item: Example | LabelOnly) -> str:
         """Why the label of ``key``, which no pending example has, is rejected."""
@@ -354,15 +393,13 @@ class DelayFanOut:
             for (_, held), row in zip(self._new, rows):
                 held.weights = row
             self._new = []
-        # Each event's fields once, then every fold's tuples in one comprehension (an
+        # Each event's fields once, then every fold's events in one comprehension (an
         # expiry's weights are None: it takes none).
-        fields = [(EXPIRE, event[1], event[2].position, None, None, None, None)
-                  if event[0] == EXPIRE else
-                  (event[0], event[1], event[2].position, event[2].x, event[2].weights, event[3],
-                   event[2].lags) for event in self._events]
-        per_fold = [[(kind, key, position, x, weights[f], extra, lags) if weights is not None
-                     else (kind, key, position)
-                     for kind, key, position, x, weights, extra, lags in fields]
+        fields = [(kind, key, held.position, held.x, held.weights if kind is not Expiry else None,
+                   value, held.lags) for kind, key, held, value in self._events]
+        per_fold = [[kind(key, position, x, weights[f], value, lags) if weights is not None
+                     else Expiry(key, position)
+                     for kind, key, position, x, weights, value, lags in fields]
                     for f in range(k)]
         classes = list(self.classes)
         batches = [DelayFoldBatch(self.stream, f, self.seq, per_fold[f], classes, final)

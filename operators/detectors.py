@@ -27,6 +27,7 @@ import builtins
 import importlib
 import threading
 import types
+from typing import NamedTuple
 
 import numpy as np
 
@@ -176,17 +177,35 @@ _N, _MEAN, _SUM_INC, _SUM_DEC, _MIN_INC, _MAX_DEC, _PH_DRIFT = range(7)
 _MODES = {"up": 0, "down": 1, "both": 2}
 
 
-class PageHinkley:
-    """The Page-Hinkley test as river's ``drift.PageHinkley`` computes it, compiled.
+class PageHinkleyParams(NamedTuple):
+    """Page-Hinkley's parameters (river's names), with their defaults: ``mode`` ``"up"``
+    alarms on a rising value only, what a rising loss is (Gama et al. 2009 detect increases of
+    the error rate; docs/method.md §7); river's own default is ``"both"``."""
 
-    >>> ph = PageHinkley(mode="up")
+    min_instances: int = 30
+    delta: float = 0.005
+    threshold: float = 50.0
+    alpha: float = 1 - 0.0001
+    mode: str = "up"
+
+
+PAGE_HINKLEY = PageHinkleyParams()
+"""The defaults of :class:`PageHinkley` and of ``evaluation.alarms.page_hinkley``."""
+
+
+class PageHinkley:
+    """The Page-Hinkley test as river's ``drift.PageHinkley`` computes it, compiled (the
+    defaults are :data:`PAGE_HINKLEY`).
+
+    >>> ph = PageHinkley()
     >>> detected = ph.update_many(np.r_[np.zeros(500), np.ones(500)])
     >>> int(np.flatnonzero(detected)[0])
     553
     """
 
-    def __init__(self, min_instances: int = 30, delta: float = 0.005, threshold: float = 50.0,
-                 alpha: float = 1 - 0.0001, mode: str = "both"):
+    def __init__(self, min_instances: int = PAGE_HINKLEY.min_instances,
+                 delta: float = PAGE_HINKLEY.delta, threshold: float = PAGE_HINKLEY.threshold,
+                 alpha: float = PAGE_HINKLEY.alpha, mode: str = PAGE_HINKLEY.mode):
         if mode not in _MODES:
             raise ValueError(f"Invalid 'mode'. Valid values are: {tuple(_MODES)}")
         self.min_instances = min_instances

@@ -14,24 +14,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any, Hashable
+from typing import Any, Hashable, NamedTuple
 
 import numpy as np
 
 from foldstream.operators import detectors, measures, normalization
 from foldstream.operators.detectors import Adwin, PageHinkley, fade
-from foldstream.operators.delay import ARRIVAL, EXPIRE, DelayPredictionBatch
+from foldstream.operators.delay import DelayPredictionBatch
 from foldstream.operators.measures import positive_code
+from foldstream.operators.messages import WAITING, Alarm, ArrivalSeen, Expiry, FoldError, \
+    HeldArrival, upgrade_held
 from foldstream.operators.records import DelayCounts, FoldLosses, FoldReport, PredictionBatch, \
     pair_key, pack_bits
 from foldstream.operators.windows import ADWIN_DELTA, FADING_ALPHA, Window, WindowSpec
 
 REPORT_EVERY = 1000
 """Default reporting interval: the folds report every this many examples of a stream."""
-STATE_FORMAT = 2
+STATE_FORMAT = 3
 """The layout of a :class:`FoldEvaluator`'s pickled state (Flink's keyed state): 2 since the
-windows and detectors keep their state in numpy arrays (operators/detectors.py); a state of
-another layout is refused (:class:`StateFormatError`), never half read."""
+windows and detectors keep their state in numpy arrays (operators/detectors.py), 3 since its
+held arrivals, alarms and errors are the named types of :mod:`foldstream.operators.messages`.
+A state of format 2 is read into format 3 (:data:`READS_FORMATS`); one of another layout is
+refused (:class:`StateFormatError`), never half read."""
+READS_FORMATS = (2, STATE_FORMAT)
 
 
 class StateFormatError(ValueError):
@@ -45,7 +50,8 @@ class EvalPlan:
     learners: tuple[str, ...]
     window: WindowSpec = WindowSpec()
     report_every: int = REPORT_EVERY
-    page_hinkley: tuple[tuple[str, Any], ...] | None = (("mode", "up"),)
+    # Page-Hinkley's parameters other than its defaults (operators/detectors.py); None: none
+    page_hinkley: tuple[tuple[str, Any], ...] | None = ()
     adwin_alarms: bool = True
     adwin_delta: float = ADWIN_DELTA  # for the alarm detector when the window is not ADWIN's own
     q_fading: float = FADING_ALPHA
@@ -123,6 +129,22 @@ class _PairCounts:
             self._ring_state)
 
 
+class _Pair(NamedTuple):
+    """A pair of learners (``a`` before ``b`` in configuration order) and its McNemar counts."""
+
+    a: str
+    b: str
+    counts: _PairCounts
+
+
+class _ReportedAt(NamedTuple):
+    """Where a fold's last report stands: its position, and its labels (delayed labels; 0
+    otherwise)."""
+
+    position: int
+    labelled: int
+
+
 @dataclass
 class _LearnerState:
     window: Window
@@ -163,8 +185,9 @@ class FoldEvaluator:
     >>> from foldstream.operators.records import PredictionBatch
     >>> ev = FoldEvaluator("s", 0, EvalPlan(("a", "b"), report_every=2))
     >>> def batch(name, preds):
-    ...     return PredictionBatch("s", 0, name, 0, 0, [0, 1, 1], [-1, 0, 1], preds, [True] * 3,
-    ...                            ["x", "y"], final=True)
+    ...     return PredictionBatch(stream="s", fold=0, learner=name, seq=0, start=0, y=[0, 1, 1],
+    ...                            prev_y=[-1, 0, 1], y_pred=preds, scored=[True] * 3,
+    ...                            classes=["x", "y"], final=True)
     >>> ev.add(batch("a", [0, 1, 0]))
     []
     >>> reports = ev.add(batch("b", [0, 0, 1]))
@@ -187,13 +210,14 @@ class FoldEvaluator:
             alarm_adwin = Adwin(delta=plan.adwin_delta) if plan.adwin_alarms and self._kind != "adwin" else None
             self._learners[name] = _LearnerState(window, ph, alarm_adwin)
         self._pairs = {
-            pair_key(a, b): (a, b, _PairCounts(self._kind, spec.alpha or 1.0, plan.pair_window_cap))
+            pair_key(a, b): _Pair(a, b, _PairCounts(self._kind, spec.alpha or 1.0,
+                                                    plan.pair_window_cap))
             for a, b in combinations(plan.learners, 2)
         }
         self._pending: dict[int, dict[str, PredictionBatch]] = {}
         self._next_seq = 0
-        self._alarms: list[tuple[int, str, str]] = []
-        self._errors: list[tuple[int, str, str, str]] = []  # quarantined learners, for the report
+        self._alarms: list[Alarm] = []
+        self._errors: list[FoldError] = []  # quarantined learners, for the report
         self._classes: list[Hashable] = []
         self._n_classes = 0  # classes of the stream seen up to the current position
         self._reported = 0  # the position of the last snapshot
@@ -203,22 +227,33 @@ class FoldEvaluator:
         self._losses_since: dict[str, list[bool]] = {name: [] for name in plan.learners}
         # Delayed labels (docs/method.md §13): position counts arrivals, these the labels.
         self._delayed = False
-        self._held: dict[Hashable, tuple] = {}  # key -> (position, prev, scored, preds, majs)
+        self._held: dict[Hashable, HeldArrival] = {}  # by key
         self._labelled = 0
         self._expired = 0
         self._delay_sum = 0
         self._delay_max = 0
-        self._reported_state: tuple[int, int] | None = None  # (position, labelled) of a report
+        # where the last report was (or none was needed: nothing arrived yet)
+        self._reported_state = _ReportedAt(0, 0)
         self._state_format = STATE_FORMAT
 
     def __setstate__(self, state: dict) -> None:
         found = state.get("_state_format", 1)
-        if found != STATE_FORMAT:
+        if found not in READS_FORMATS:
             raise StateFormatError(
                 f"the checkpoint holds the fold evaluator of stream {state.get('stream')!r}, "
                 f"fold {state.get('fold')} in state format {found}, and this version of "
-                f"foldstream reads format {STATE_FORMAT} only (its windows and alarm detectors "
-                f"changed): start the run afresh, without resuming from this checkpoint")
+                f"foldstream reads formats {', '.join(map(str, READS_FORMATS))} only (its "
+                f"windows and alarm detectors changed): start the run afresh, without "
+                f"resuming from this checkpoint")
+        if found == 2:  # plain tuples where format 3 has named ones
+            state["_pairs"] = {key: _Pair(*pair) for key, pair in state["_pairs"].items()}
+            state["_alarms"] = [Alarm(*alarm) for alarm in state["_alarms"]]
+            state["_errors"] = [FoldError(*error) for error in state["_errors"]]
+            state["_held"] = {key: upgrade_held(entry) for key, entry in state["_held"].items()}
+            reported = state["_reported_state"]
+            state["_reported_state"] = _ReportedAt(0, 0) if reported is None \
+                else _ReportedAt(*reported)
+            state["_state_format"] = STATE_FORMAT
         self.__dict__.update(state)
 
     # ---------------------------------------------------------------------------------------
@@ -255,7 +290,7 @@ class FoldEvaluator:
         for name in names:
             error = batches[name].error
             if error is not None:
-                self._errors.append((error[0], name, error[1], error[2]))
+                self._errors.append(FoldError.of(name, error))
         every = self.plan.report_every
         reports: list[FoldReport] = []
         held = self._held
@@ -264,45 +299,41 @@ class FoldEvaluator:
         majs_now = None  # the windows' majorities, while no label of the run is scored
         j = 0  # index of the arrival among this batch's arrivals
         for event in first.events:
-            kind = event[0]
-            if kind == ARRIVAL:
+            kind = type(event)
+            if kind is ArrivalSeen:
                 self.position += 1
                 if run.scored:  # its majorities: the windows' after the run's labels so far
-                    majs = None
-                    run.waiting[event[1]] = run.scored
+                    run.waiting[event.key] = run.scored
+                    held[event.key] = HeldArrival(event.position, event.prev, scored[j],
+                                                  pred_rows[j], state=WAITING)
                 else:
                     if majs_now is None:
                         majs_now = tuple(state.window.majority() for state in states)
-                    majs = majs_now
-                held[event[1]] = (event[2], event[3], scored[j], pred_rows[j], majs)
+                    held[event.key] = HeldArrival(event.position, event.prev, scored[j],
+                                                  pred_rows[j], majs_now)
                 j += 1
-            elif kind == EXPIRE:
-                if held.pop(event[1], None) is not None:
+            elif kind is Expiry:
+                if held.pop(event.key, None) is not None:
                     self._expired += 1
             else:
-                if held[event[1]][4] is None:  # arrived during the run
+                if held[event.key].state == WAITING:  # its majorities come with the run
                     self._score_run(run)
                     majs_now = None
-                position, prev, score, ps, majs = held.pop(event[1])
-                delay = self.position - position
+                entry = held.pop(event.key)
+                delay = self.position - entry.position
                 self._labelled += 1
                 self._delay_sum += delay
                 if delay > self._delay_max:
                     self._delay_max = delay
-                run.add(event[3], prev, score, ps, majs, self.position)
+                run.add(event.y, entry.prev, entry.scored, entry.preds, entry.majorities,
+                        self.position)
                 if self._labelled % every == 0:
                     self._score_run(run)
                     majs_now = None
                     reports.append(self._snapshot(final=False))
         self._score_run(run)
         if first.final:
-            now = (self.position, self._labelled)
-            if reports and self._reported_state == now:
-                reports[-1].final = True
-            elif self._reported_state == now:
-                reports.append(FoldReport(self.stream, self.fold, self.position, True, {}, {}))
-            else:
-                reports.append(self._snapshot(final=True))
+            self._end(reports)
         return reports
 
     def _score_run(self, run: _Labels) -> None:
@@ -329,8 +360,8 @@ class FoldEvaluator:
                 held = self._held
                 for key, k in run.waiting.items():
                     entry = held.get(key)
-                    if entry is not None and entry[4] is None:
-                        held[key] = entry[:4] + (rows[k - 1],)
+                    if entry is not None and entry.state == WAITING:
+                        entry.ready(rows[k - 1])
         run.clear()
 
     def _score(self, batches: dict[str, PredictionBatch]) -> list[FoldReport]:
@@ -345,17 +376,28 @@ class FoldEvaluator:
             self._score_segment(batches, first, i0, i1)
             self.position = start + i1
             i0 = i1
-            reports.append(self._snapshot(final=first.final and i1 == n))
+            reports.append(self._snapshot(final=False))
         if i0 < n:
             self._score_segment(batches, first, i0, n)
             self.position = start + n
-        if first.final and (not reports or not reports[-1].final):
-            if self._reported == self.position:
-                # Already reported here: a bare end marker, so that no report is sent twice.
-                reports.append(FoldReport(self.stream, self.fold, self.position, True, {}, {}))
-            else:
-                reports.append(self._snapshot(final=True))
+        if first.final:
+            self._end(reports)
         return reports
+
+    def _end(self, reports: list[FoldReport]) -> None:
+        """The end of a bounded input, after the ``reports`` of the last batch: the last of
+        them marked final when it stands where the fold stands (position and labels), a bare
+        end marker when an earlier batch's report does (so that no report is sent twice, and
+        none for a stream with no input), otherwise a final report."""
+        if self._reported_state == (self.position, self._labelled):
+            if reports:
+                reports[-1].final = True
+            else:
+                reports.append(FoldReport(stream=self.stream, fold=self.fold,
+                                          position=self.position, final=True, learners={},
+                                          pairs={}))
+        else:
+            reports.append(self._snapshot(final=True))
 
     def _score_segment(self, batches: dict[str, PredictionBatch], first: PredictionBatch,
                        i0: int, i1: int) -> None:
@@ -377,7 +419,7 @@ class FoldEvaluator:
             error = batch.error
             if error is not None and start + i0 < error[0] <= start + i1:
                 # With the report that covers the example where it raised, whatever the batches.
-                self._errors.append((error[0], name, error[1], error[2]))
+                self._errors.append(FoldError.of(name, error))
             y_pred = np.asarray(batch.y_pred[i0:i1], dtype=np.int64)
             preds[name] = y_pred if all_scored else y_pred[at]
         self._score_examples(y, prev, preds, None, at + (start + i0 + 1))
@@ -417,7 +459,7 @@ class FoldEvaluator:
                           for i in np.flatnonzero(state.page_hinkley.update_many(loss)).tolist()]
             if found:
                 at = where.tolist()
-                alarms.extend((at[i], name, kind) for i, _, kind in sorted(found))
+                alarms.extend(Alarm(at[i], name, kind) for i, _, kind in sorted(found))
             state.wrong = wrong
             state.sizes = np.asarray(sizes) if track_sizes else None
             if self.plan.losses:
@@ -454,15 +496,17 @@ class FoldEvaluator:
             self._losses_since = {name: [] for name in self._losses_since}
         delay = None
         if self._delayed:
-            delay = DelayCounts(self._labelled, len(self._held), self._expired, self._delay_sum,
-                                self._delay_max)
-        report = FoldReport(self.stream, self.fold, self.position, final, learners, pairs,
-                            self._alarms, norm, losses, self._errors, delay)
+            delay = DelayCounts(labelled=self._labelled, pending=len(self._held),
+                                expired=self._expired, delay_sum=self._delay_sum,
+                                delay_max=self._delay_max)
+        report = FoldReport(stream=self.stream, fold=self.fold, position=self.position,
+                            final=final, learners=learners, pairs=pairs, alarms=self._alarms,
+                            normalization=norm, losses=losses, errors=self._errors, delay=delay)
         self._alarms = []
         self._errors = []
         # The live verdicts' losses run in scoring order: by labels when they are delayed.
         self._reported = self._labelled if self._delayed else self.position
-        self._reported_state = (self.position, self._labelled)
+        self._reported_state = _ReportedAt(self.position, self._labelled)
         return report
 
     def _normalize(self, values: dict[str, Any], binary: tuple[float, ...] | None) -> dict[str, Any]:

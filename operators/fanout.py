@@ -16,6 +16,10 @@ import numpy as np
 from foldstream.operators.records import Example, ExampleBatch, FoldBatch, Label, Rejected
 from foldstream.operators.weights import fold_weights
 
+FOLD_MODE, FOLDS, FOLD_SEED, FOLD_CHOICE = "bootstrap", 10, 1, "random"
+"""The defaults of how the folds share the examples (docs/method.md §2): ``evaluation.mode``,
+``.folds``, ``.seed`` and ``.fold_choice`` (job/config.py reads them here)."""
+
 
 class LabelClash(ValueError):
     """An example whose label is a value already seen in this stream as another type.
@@ -118,8 +122,8 @@ class Batcher:
 
     def _emit(self, final: bool) -> ExampleBatch:
         n = len(self._ys)
-        batch = ExampleBatch(self.stream, self.seq, self.position - n, self._keys, self._xs,
-                             self._ys, final)
+        batch = ExampleBatch(stream=self.stream, seq=self.seq, start=self.position - n,
+                             keys=self._keys, xs=self._xs, ys=self._ys, final=final)
         self.seq += 1
         self._keys, self._xs, self._ys = [], [], []
         return batch
@@ -129,10 +133,10 @@ class Batcher:
 class FanOutPlan:
     """What the fan-out needs to know of the evaluation (a picklable subset of the config)."""
 
-    mode: str = "bootstrap"
-    folds: int = 10
-    seed: int = 1
-    fold_choice: str = "random"
+    mode: str = FOLD_MODE
+    folds: int = FOLDS
+    seed: int = FOLD_SEED
+    fold_choice: str = FOLD_CHOICE
     lags: int = 0  # the most previous labels any learner's temporal wrapper asks for
 
     @property
@@ -186,7 +190,8 @@ class FanOut:
         classes = list(self.classes)
         columns = weights.T.tolist()
         return [
-            FoldBatch(self.stream, fold, batch.seq, batch.start, batch.xs, y, prev_y,
-                      columns[fold], classes, lags, batch.final)
+            FoldBatch(stream=self.stream, fold=fold, seq=batch.seq, start=batch.start,
+                      xs=batch.xs, y=y, prev_y=prev_y, weights=columns[fold], classes=classes,
+                      lags=lags, final=batch.final)
             for fold in range(plan.k)
         ]

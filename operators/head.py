@@ -20,6 +20,16 @@ from foldstream.operators.fanout import Batcher, FanOut, LabelClash
 from foldstream.operators.records import Example, FoldBatch, Label, Rejected
 
 
+def counts_as_read(item: Example | LabelOnly | Rejected) -> bool:
+    """Whether a source item is a record read from the input: every one but a label that
+    :func:`~foldstream.operators.delay.simulate_delay` made from a row already read.
+
+    >>> counts_as_read(LabelOnly("s", 7, 1, simulated=True)), counts_as_read(LabelOnly("s", 7, 1))
+    (False, True)
+    """
+    return not (isinstance(item, LabelOnly) and item.simulated)
+
+
 class Taken(NamedTuple):
     """What one source item gave: the fold batches it completed (in fold order per cut), and
     the item rejected, if it was (with its position), for the dead letters."""
@@ -71,7 +81,7 @@ class StreamHead:
         """Count one source item and add it, or reject it: a :class:`Rejected` item as it
         came, an input that :meth:`add` refuses as its :class:`LabelClash` or
         :class:`BadLabel` says."""
-        self.read += not (isinstance(item, LabelOnly) and item.simulated)
+        self.read += counts_as_read(item)
         if not isinstance(item, Rejected):
             try:
                 return Taken(self.add(item))

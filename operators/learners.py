@@ -9,7 +9,9 @@ from typing import Any
 from foldstream.operators.models import CLASSIFIER, check
 from foldstream.operators.moa import MoaClassifier, is_moa
 from foldstream.operators.weights import derive_seed
-from foldstream.operators.delay import ARRIVAL, LABEL, DelayFoldBatch, DelayPredictionBatch
+from foldstream.operators.delay import DelayFoldBatch, DelayPredictionBatch
+from foldstream.operators.messages import Arrival, ArrivalSeen, LearnerError, Labelling, \
+    LabellingSeen
 from foldstream.operators.records import FoldBatch, Label, PredictionBatch, error_text
 
 LEARNER_ERRORS = (Exception, SystemExit, KeyboardInterrupt)
@@ -45,21 +47,84 @@ def takes_weight(model: Any) -> bool:
         return False
 
 
-def lag_features(lags: tuple[Label, ...]) -> dict[str, float]:
-    """The temporally augmented features (Žliobaitė et al. §3.2): previous labels, one-hot.
+def scores(prequential: bool, weight: int) -> bool:
+    """Whether a fold predicts and scores an example of ``weight`` (docs/method.md §2): every
+    example in prequential mode, only those it does not train on in holdout mode.
 
-    One-hot keeps the wrapper usable by every learner, numeric-only ones included.
-
-    >>> lag_features(("up", "down"))
-    {'y_lag1=up': 1.0, 'y_lag2=down': 1.0}
+    >>> scores(True, 2), scores(False, 2), scores(False, 0)
+    (True, False, True)
     """
-    return {f"y_lag{i}={label}": 1.0 for i, label in enumerate(lags, start=1)}
+    return prequential or weight == 0
+
+
+def learn(model: Any, x: dict, label: Label, weight: int, weighted: bool) -> None:
+    """Train ``model`` on one example with an integer ``weight`` (0: not at all): once with
+    ``w=weight`` when its ``learn_one`` takes a weight (:func:`takes_weight`), else ``weight``
+    times.
+
+    >>> from river.naive_bayes import GaussianNB
+    >>> model = GaussianNB()
+    >>> learn(model, {"a": 1.0}, "u", 2, takes_weight(model)); model.class_counts["u"]
+    2
+    """
+    if weighted:
+        model.learn_one(x, label, w=weight)
+    else:
+        for _ in range(weight):
+            model.learn_one(x, label)
+
+
+class LagEncoder:
+    """The temporally augmented features (Žliobaitė et al. §3.2): the previous labels, one-hot.
+
+    For each of the ``n`` lags, one indicator per label seen so far as a lag, every one of them
+    present, 1.0 for the lag's label and 0.0 for the others (0.0 for all while the stream has
+    fewer than ``n`` previous labels). Present zeros matter: river's and MOA's learners read an
+    absent feature as missing, so indicators of the present label alone carry no information.
+    The labels are kept in order of first appearance: the state of one learner task, the same
+    whatever the batches' boundaries.
+
+    >>> encoder = LagEncoder(1)
+    >>> encoder.features(("up",))
+    {'y_lag1=up': 1.0}
+    >>> encoder.features(("down",))
+    {'y_lag1=up': 0.0, 'y_lag1=down': 1.0}
+    >>> LagEncoder(2).features(("up",))
+    {'y_lag1=up': 1.0, 'y_lag2=up': 0.0}
+    """
+
+    __slots__ = ("n", "labels")
+
+    def __init__(self, n: int):
+        self.n = n
+        self.labels: dict[Label, None] = {}  # labels seen as lags, in order of first appearance
+
+    def __getstate__(self):
+        return self.n, list(self.labels)
+
+    def __setstate__(self, state):
+        self.n, labels = state
+        self.labels = dict.fromkeys(labels)
+
+    def features(self, lags: tuple[Label, ...]) -> dict[str, float]:
+        """The features of one example whose previous labels, most recent first, are ``lags``."""
+        lags = lags[:self.n]
+        for label in lags:
+            if label not in self.labels:
+                self.labels[label] = None
+        out: dict[str, float] = {}
+        for i in range(self.n):
+            lag = lags[i] if i < len(lags) else None
+            for label in self.labels:
+                out[f"y_lag{i + 1}={label}"] = 1.0 if i < len(lags) and lag == label else 0.0
+        return out
 
 
 def check_classifier(model: Any) -> None:
     """Raise ``ValueError`` unless ``model`` has what a learner task calls: ``predict_one``,
-    ``learn_one`` and a ``clone`` that works (every fold trains a clone: one that fails is
-    refused at start, not at the first task).
+    ``learn_one`` and a ``clone`` that works (every fold trains a clone: one that fails, or
+    returns the object itself or anything but an object of the model's own class, is refused
+    at start, not at the first task).
 
     >>> check_classifier(object())
     Traceback (most recent call last):
@@ -76,11 +141,19 @@ def check_classifier(model: Any) -> None:
                          f"foldstream evaluates classifiers")
     if isinstance(model, Pipeline) and not isclassifier(model):
         raise ValueError("the pipeline does not end with a classifier")
+    name = type(model).__name__
     try:
-        model.clone()
+        clone = model.clone()
     except LEARNER_ERRORS as exc:  # any failure, named (SystemExit and Ctrl-C from clone() too)
-        raise ValueError(f"{type(model).__name__}.clone() failed, and every fold trains a "
+        raise ValueError(f"{name}.clone() failed, and every fold trains a "
                          f"clone: {type(exc).__name__}: {exc}") from None
+    if clone is model:
+        raise ValueError(f"{name}.clone() returned the object itself: every fold would train "
+                         f"that one object; clone() must return a new, untrained {name}")
+    if type(clone) is not type(model):
+        what = "None" if clone is None else f"a {type(clone).__name__}"
+        raise ValueError(f"{name}.clone() returned {what}, not a {name}: every fold trains "
+                         f"a clone, so it must be one of the same kind")
 
 
 @dataclass
@@ -191,93 +264,66 @@ class LearnerTask:
             raise LearnerBuildError(f"learners.{spec.name}: its model for fold {fold} could not "
                                     f"be built or cloned: {error_text(exc)}") from None
         self._weighted = takes_weight(self.model)
-        self.failed: tuple[int, str, str] | None = None  # (position, phase, error) once it raised
+        self.failed: LearnerError | None = None  # once it raised
+        self.lag_encoder = LagEncoder(spec.lags) if spec.lags else None
+
+    def __setstate__(self, state):
+        """A task pickled before it kept a lag encoder gets a fresh one."""
+        self.__dict__.update(state)
+        if "lag_encoder" not in state:
+            self.lag_encoder = LagEncoder(self.spec.lags) if self.spec.lags else None
 
     def process(self, batch: FoldBatch | DelayFoldBatch) -> PredictionBatch | DelayPredictionBatch:
         if isinstance(batch, DelayFoldBatch):
             return self._process_delayed(batch)
-        model, prequential, weighted = self.model, self.prequential, self._weighted
-        if self.failed is None and hasattr(model, "run_batch"):  # MOA's: one call per batch
-            y_pred, scored, error = model.run_batch(batch, prequential, self.spec.lags)
-            self.failed = error
-            return PredictionBatch(batch.stream, batch.fold, self.spec.name, batch.seq,
-                                   batch.start, batch.y, batch.prev_y, y_pred, scored,
-                                   batch.classes, batch.final, error)
-        codes = {label: code for code, label in enumerate(batch.classes)}
-        lags = batch.lags if self.spec.lags else None
-        n_lags = self.spec.lags
-        y_pred: list[int] = []
-        scored: list[bool] = []
-        error: tuple[int, str, str] | None = None
-        healthy = self.failed is None
-        done = 0
-        if healthy and prequential and lags is None:
-            done, error = self._prequential_run(batch, codes, y_pred)
-            scored = [True] * done
-            healthy = error is None
-        for i, (x, w) in enumerate(zip(batch.xs[done:], batch.weights[done:]), start=done):
-            if lags is not None and healthy:
-                x = {**x, **lag_features(lags[i][:n_lags])}
-            phase = "predict"
-            try:
-                if prequential or w == 0:
-                    # A prediction of None (learner not ready) or of an unknown label scores as
-                    # wrong; so does every prediction of a quarantined replica.
-                    y_pred.append(codes.get(model.predict_one(x), -1) if healthy else -1)
-                    scored.append(True)
-                else:
-                    y_pred.append(-1)
-                    scored.append(False)
-                if w > 0 and healthy:
-                    phase = "learn"
-                    label = batch.classes[batch.y[i]]
-                    if weighted:
-                        model.learn_one(x, label, w=w)
-                    else:
-                        for _ in range(w):
-                            model.learn_one(x, label)
-            except LEARNER_ERRORS as exc:  # any learner bug: quarantine the replica
-                if phase == "predict":
-                    y_pred.append(-1)
-                    scored.append(True)
-                error = self.failed = (batch.start + i + 1, phase, error_text(exc))
-                healthy = False
-        return PredictionBatch(batch.stream, batch.fold, self.spec.name, batch.seq, batch.start,
-                               batch.y, batch.prev_y, y_pred, scored, batch.classes, batch.final,
-                               error)
+        prequential = self.prequential
+        scored = [scores(prequential, w) for w in batch.weights]
+        xs = batch.xs
+        if self.failed is None and self.lag_encoder is not None:
+            xs = [{**x, **self.lag_encoder.features(lags)} for x, lags in zip(xs, batch.lags)]
+        if self.failed is not None:  # quarantined: no prediction, nothing learned
+            y_pred, error = [-1] * len(scored), None
+        elif hasattr(self.model, "run_batch"):  # MOA's: one call per batch
+            y_pred, scored, error = self.model.run_batch(batch, prequential, xs)
+            if error is not None:
+                error = self.failed = LearnerError(*error)
+        else:
+            y_pred, error = self._predict_learn(batch, xs, scored)
+        return PredictionBatch(
+            stream=batch.stream, fold=batch.fold, learner=self.spec.name, seq=batch.seq,
+            start=batch.start, y=batch.y, prev_y=batch.prev_y, y_pred=y_pred, scored=scored,
+            classes=batch.classes, final=batch.final, error=error)
 
-    def _prequential_run(self, batch: FoldBatch, codes: dict,
-                         y_pred: list[int]) -> tuple[int, tuple[int, str, str] | None]:
-        """The common case of :meth:`process` as one tight loop (a healthy replica, prequential,
-        no lags): predict, then learn with the fold's weight, appending to ``y_pred``. Returns
-        how many examples it completed and the error that quarantined the replica (then the
-        general loop goes on with the rest, as a quarantined replica's)."""
-        model, append, get = self.model, y_pred.append, codes.get
-        predict, learn = model.predict_one, model.learn_one
+    def _predict_learn(self, batch: FoldBatch, xs: list[dict],
+                       scored: list[bool]) -> tuple[list[int], LearnerError | None]:
+        """Each example in turn: predict (where ``scored``), then learn with its weight.
+
+        A prediction of ``None`` (learner not ready) or of an unknown label scores as wrong
+        (-1). Returns the predictions and the error that quarantined the replica, if one
+        raised: the examples after it get none (-1); where ``learn_one`` raised, the
+        prediction already made stands."""
+        model, weighted = self.model, self._weighted
+        predict, get = model.predict_one, {label: code for code, label
+                                           in enumerate(batch.classes)}.get
         classes = batch.classes
-        labels = [classes[code] for code in batch.y]
-        weighted = self._weighted
+        y_pred: list[int] = []
+        append = y_pred.append
         phase, p = "predict", -1
         try:
-            for x, w, label in zip(batch.xs, batch.weights, labels):
+            for x, w, code, score in zip(xs, batch.weights, batch.y, scored):
                 phase = "predict"
-                p = get(predict(x), -1)
+                p = get(predict(x), -1) if score else -1
                 phase = "learn"
                 if w > 0:
-                    if weighted:
-                        learn(x, label, w=w)
-                    elif w == 1:
-                        learn(x, label)
-                    else:
-                        for _ in range(w):
-                            learn(x, label)
+                    learn(model, x, classes[code], w, weighted)
                 append(p)
         except LEARNER_ERRORS as exc:  # any learner bug: quarantine the replica
             done = len(y_pred)
             append(-1 if phase == "predict" else p)
-            self.failed = (batch.start + done + 1, phase, error_text(exc))
-            return done + 1, self.failed
-        return len(y_pred), None
+            y_pred += [-1] * (len(scored) - done - 1)
+            self.failed = LearnerError(batch.start + done + 1, phase, error_text(exc))
+            return y_pred, self.failed
+        return y_pred, None
 
     def _process_delayed(self, batch: DelayFoldBatch) -> DelayPredictionBatch:
         """Delayed labels (docs/method.md §13): predict at each arrival, train at each label.
@@ -286,43 +332,42 @@ class LearnerTask:
         model, prequential, weighted = self.model, self.prequential, self._weighted
         classes = batch.classes
         codes = {label: code for code, label in enumerate(classes)}
-        n_lags = self.spec.lags
-        events: list[tuple] = []
+        encoder = self.lag_encoder
+        events: list = []
         y_pred: list[int] = []
         scored: list[bool] = []
-        error: tuple[int, str, str] | None = None
+        error: LearnerError | None = None
         for event in batch.events:
-            kind = event[0]
-            if kind == ARRIVAL:
-                _, key, position, x, w, prev, lags = event
-                events.append((ARRIVAL, key, position, prev))
-                score = prequential or w == 0
+            kind = type(event)
+            if kind is Arrival:
+                events.append(ArrivalSeen(event.key, event.position, event.prev))
+                score = scores(prequential, event.weight)
                 scored.append(score)
                 pred = -1
                 if score and self.failed is None:
-                    if n_lags:
-                        x = {**x, **lag_features(lags[:n_lags])}
+                    x = event.x
+                    if encoder is not None:
+                        x = {**x, **encoder.features(event.lags)}
                     try:
                         pred = codes.get(model.predict_one(x), -1)
                     except LEARNER_ERRORS as exc:  # quarantine, as in process()
-                        error = self.failed = (position, "predict", error_text(exc))
+                        error = self.failed = LearnerError(event.position, "predict",
+                                                           error_text(exc))
                 y_pred.append(pred)
-            elif kind == LABEL:
-                _, key, position, x, w, y, lags = event
-                events.append((LABEL, key, position, y))
-                if w > 0 and self.failed is None:
-                    if n_lags:
-                        x = {**x, **lag_features(lags[:n_lags])}
-                    label = classes[y]
+            elif kind is Labelling:
+                events.append(LabellingSeen(event.key, event.position, event.y))
+                if event.weight > 0 and self.failed is None:
+                    x = event.x
+                    if encoder is not None:
+                        x = {**x, **encoder.features(event.lags)}
                     try:
-                        if weighted:
-                            model.learn_one(x, label, w=w)
-                        else:
-                            for _ in range(w):
-                                model.learn_one(x, label)
+                        learn(model, x, classes[event.y], event.weight, weighted)
                     except LEARNER_ERRORS as exc:
-                        error = self.failed = (position, "learn", error_text(exc))
+                        error = self.failed = LearnerError(event.position, "learn",
+                                                           error_text(exc))
             else:
                 events.append(event)
-        return DelayPredictionBatch(batch.stream, batch.fold, self.spec.name, batch.seq, events,
-                                    y_pred, scored, classes, batch.final, error)
+        return DelayPredictionBatch(
+            stream=batch.stream, fold=batch.fold, learner=self.spec.name, seq=batch.seq,
+            events=events, y_pred=y_pred, scored=scored, classes=classes, final=batch.final,
+            error=error)

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -72,6 +73,27 @@ MOA_MEMBER = "capymoa/jar/moa.jar"
 MOA_SHA256 = "e7d7c3d533a4800bf2581f820d2c1e9310d70ff40b52fc1a742793eceb89a660"
 MOA_PACKAGE = "moa.classifiers."
 DEFAULT_JVM_OPTIONS = ("-Xmx1g",)
+FIXED_JVM_OPTIONS = ("-Xrs",)
+"""What every JVM of foldstream starts with, whatever ``engine.jvm_options`` says: ``-Xrs``
+leaves SIGINT and SIGTERM to Python (a JVM started in a process installs its own handlers,
+which would end the process at once, past the run's stop: job/engines/stopping.py)."""
+_SIZE = r"[1-9][0-9]{0,15}[kKmMgGtT]?"
+#: What ``engine.jvm_options`` accepts: heap, stack and metaspace sizes, the garbage collector
+#: and its threads (docs/trust.md). Nothing that names a file, a command, an agent or a class.
+JVM_OPTION_RULES = (
+    (rf"-X(mx|ms|mn|ss){_SIZE}", "-Xmx2g, -Xms, -Xmn, -Xss (sizes)"),
+    (rf"-XX:(MaxHeapSize|InitialHeapSize|MinHeapSize|MaxNewSize|NewSize|ThreadStackSize|"
+     rf"MaxMetaspaceSize|MetaspaceSize|ReservedCodeCacheSize|MaxDirectMemorySize|"
+     rf"G1HeapRegionSize)={_SIZE}", "-XX:MaxHeapSize=... and the other -XX:...Size= sizes"),
+    (r"-XX:(MaxRAMPercentage|InitialRAMPercentage|MinRAMPercentage)=[0-9]{1,3}(\.[0-9]{1,6})?",
+     "-XX:MaxRAMPercentage=50 (and Initial, Min)"),
+    (r"-XX:\+Use(G1|Parallel|Serial|Z|Shenandoah)GC", "-XX:+UseG1GC, Parallel, Serial, Z, "
+                                                      "Shenandoah"),
+    (r"-XX:(ParallelGCThreads|ConcGCThreads|ActiveProcessorCount|MaxGCPauseMillis|NewRatio|"
+     r"SurvivorRatio)=[0-9]{1,9}", "-XX:ParallelGCThreads=2 (and ConcGCThreads, "
+                                   "ActiveProcessorCount, MaxGCPauseMillis, NewRatio, "
+                                   "SurvivorRatio)"),
+)
 MOA_SEED = 1  # MOA's default random seed, which fold_seeds derives each fold's from
 JDK_HINT = ("MOA learners need a Java 17 JDK (java and javac): install it (Debian/Ubuntu: "
             "apt-get install openjdk-17-jdk-headless) or set JAVA_HOME")
@@ -104,12 +126,91 @@ def jvm_running() -> bool:
     return jpype is not None and bool(jpype.isJVMStarted())
 
 
+class JvmOptionsError(ValueError):
+    """``engine.jvm_options`` that foldstream refuses, or that the JVM cannot start with; the
+    message starts with the key."""
+
+
+def check_jvm_options(options: Sequence[str]) -> tuple[str, ...]:
+    """``options`` if each is one :data:`JVM_OPTION_RULES` allows, else :class:`JvmOptionsError`
+    naming the first that is not: an option of the JVM can run a command (``-XX:OnError=``),
+    load code (``-javaagent:``, ``-agentpath:``) or read a file of more options
+    (``-XX:Flags=``, ``@file``), and a configuration is data.
+
+    >>> check_jvm_options(["-Xmx2g", "-Xss4m", "-XX:+UseParallelGC"])
+    ('-Xmx2g', '-Xss4m', '-XX:+UseParallelGC')
+    >>> check_jvm_options(["-Xmx2g", "-XX:OnOutOfMemoryError=touch x"])
+    Traceback (most recent call last):
+    foldstream.operators.moa.JvmOptionsError: engine.jvm_options: '-XX:OnOutOfMemoryError=touch x' is not an option foldstream passes to the JVM (it takes only sizes and the garbage collector: -Xmx2g, -Xms, -Xmn, -Xss (sizes); -XX:MaxHeapSize=... and the other -XX:...Size= sizes; -XX:MaxRAMPercentage=50 (and Initial, Min); -XX:+UseG1GC, Parallel, Serial, Z, Shenandoah; -XX:ParallelGCThreads=2 (and ConcGCThreads, ActiveProcessorCount, MaxGCPauseMillis, NewRatio, SurvivorRatio); docs/trust.md)
+    """
+    for option in options:
+        if not (isinstance(option, str)
+                and any(re.fullmatch(rule, option) for rule, _ in JVM_OPTION_RULES)):
+            allowed = "; ".join(words for _, words in JVM_OPTION_RULES)
+            raise JvmOptionsError(f"engine.jvm_options: {option!r} is not an option foldstream "
+                                  f"passes to the JVM (it takes only sizes and the garbage "
+                                  f"collector: {allowed}; docs/trust.md)")
+    return tuple(options)
+
+
+_started_ok: dict[tuple[str, ...], str | None] = {}  # options: the JVM's reason it cannot start
+
+
+def java_launcher() -> str | None:
+    """The ``java`` beside the JVM library JPype loads (so a trial start tries that JVM), or
+    None when there is no Java."""
+    import jpype
+
+    try:
+        library = Path(jpype.getDefaultJVMPath())
+    except jpype.JVMNotFoundException:
+        return None
+    for parent in library.parents:
+        candidate = parent / "bin" / "java"
+        if candidate.is_file():
+            return str(candidate)
+    return None
+
+
+def check_jvm_starts(options: Sequence[str]) -> None:
+    """Raise :class:`JvmOptionsError` with the JVM's reason unless a JVM starts with
+    ``options`` (allowed ones, :func:`check_jvm_options`): tried once per process in a child
+    ``java -version``, because a JVM that cannot start inside this process (a heap it cannot
+    reserve, ``-Xmx1k``) ends the process from inside (its reason, on the child's standard
+    output or error, becomes the message). No Java: nothing to try (the learners'
+    check says what to install)."""
+    options = FIXED_JVM_OPTIONS + check_jvm_options(options)
+    if options not in _started_ok:
+        java = java_launcher()
+        if java is None:
+            return
+        env = {k: v for k, v in os.environ.items() if k != "JDK_JAVA_OPTIONS"}  # launcher only
+        try:
+            proc = subprocess.run([java, *options, "-version"], capture_output=True, text=True,
+                                  env=env, timeout=120)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            _started_ok[options] = f"{java} -version: {error}"
+        else:
+            generic = ("Error occurred during initialization of VM",
+                       "Error: Could not create the Java Virtual Machine.",
+                       "Error: A fatal exception has occurred. Program will exit.")
+            lines = [line.strip() for line in (proc.stdout + proc.stderr).splitlines()
+                     if line.strip() and line.strip() not in generic]
+            _started_ok[options] = None if proc.returncode == 0 else \
+                ("; ".join(lines[-3:]) or f"exit status {proc.returncode}")
+    reason = _started_ok[options]
+    if reason is not None:
+        raise JvmOptionsError(f"engine.jvm_options: the JVM cannot start with "
+                              f"{' '.join(options[len(FIXED_JVM_OPTIONS):])}: {reason}")
+
+
 def configure_jvm(options: Sequence[str]) -> None:
     """The options this process's JVM will start with, when a MOA learner first needs it
     (``engine.jvm_options``, set while the configuration is read, before its learners are
-    checked); they win over a learner's own."""
+    checked); they win over a learner's own. Options foldstream refuses are a
+    :class:`JvmOptionsError` (:func:`check_jvm_options`)."""
     global _options
-    _options = tuple(options)
+    _options = check_jvm_options(options)
 
 
 def ensure_moa_jar(cache_dir: Path | None = None) -> Path:
@@ -184,7 +285,9 @@ def start_jvm(options: Sequence[str] = DEFAULT_JVM_OPTIONS) -> Any:
                 jvm = jpype.getDefaultJVMPath()
             except jpype.JVMNotFoundException:
                 raise DependencyError(f"no Java found: {JDK_HINT}") from None
-            jpype.startJVM(jvm, *(_options if _options is not None else options),
+            chosen = _options if _options is not None else tuple(options)
+            check_jvm_starts(chosen)  # refused options, or a JVM that would end this process
+            jpype.startJVM(jvm, *FIXED_JVM_OPTIONS, *chosen,
                            classpath=[str(jar), str(classes)], convertStrings=True)
             # What MOA prints goes to stderr: stdout may be the sink of the records
             system = jpype.JClass("java.lang.System")
@@ -271,13 +374,33 @@ def check_config(model: str, options: str, params: dict, args: list) -> None:
         raise ValueError(f"model {model}: {error}") from None
 
 
+#: MOA's forms of an option value that name a stored object rather than a class: ``file:PATH``
+#: (a file MOA deserialises when the learner is prepared) and ``inmem:NAME``.
+OBJECT_REFERENCE = re.compile(r"(?:^|[\s(,'\"])((?:file|inmem):\S*)", re.IGNORECASE)
+
+
 def check_learner(model: str, options: str = "", seeded: bool = False) -> None:
     """Raise ``ValueError`` with MOA's message unless ``model`` is a MOA classifier class and
     ``options`` parse with MOA's own option parser (``validate`` calls it; starts the JVM);
-    ``seeded`` (a ``seed`` is given): unless the classifier is randomizable too."""
+    ``seeded`` (a ``seed`` is given): unless the classifier is randomizable too.
+
+    Refused as well, at any depth of the options (``-l (meta.OzaBag -l file:m.ser)``): a
+    value that names a stored object (:data:`OBJECT_REFERENCE`: MOA would run Java's
+    deserialiser on the file), an option that names a file, a MOA task, and a learner whose
+    votes are not class scores (a regressor; ``FoldLearner.refusal`` in Java).
+
+    >>> check_learner("moa.classifiers.meta.OzaBag", "-l (meta.OzaBag -l file:/tmp/m.ser)")
+    Traceback (most recent call last):
+    ValueError: options: 'file:/tmp/m.ser' names a stored Java object, which MOA would deserialise (code could run): foldstream refuses it; give the learner by its class and options (docs/trust.md)
+    """
     if not model.startswith(MOA_PACKAGE):
         raise ValueError(f"a MOA classifier's class starts with {MOA_PACKAGE!r}: "
                          f"{MOA_PACKAGE}trees.HoeffdingTree, not {model!r}")
+    found = OBJECT_REFERENCE.search(cli_string(model, options))
+    if found:
+        raise ValueError(f"options: {found.group(1).rstrip(')')!r} names a stored Java object, "
+                         f"which MOA would deserialise (code could run): foldstream refuses "
+                         f"it; give the learner by its class and options (docs/trust.md)")
     FoldLearner = start_jvm()
     import jpype
 
@@ -291,6 +414,11 @@ def check_learner(model: str, options: str = "", seeded: bool = False) -> None:
     try:
         parsed = FoldLearner.parse(cli_string(model, options))
     except jpype.JException as error:
+        if str(error.getClass().getName()) == "java.lang.IllegalArgumentException" \
+                and error.getCause() is None:  # FoldLearner.refusal's reason
+            reason = str(error.getMessage())
+            where = f"options {options!r}: " if reason.startswith("option ") else ""
+            raise ValueError(f"{where}{reason}") from None
         raise ValueError(f"options {options!r}: MOA says {java_error(error)}") from None
     if seeded and not parsed.isRandomizable():
         raise ValueError(f"params.seed: {model} is not randomizable (MOA's isRandomizable() is "
@@ -463,15 +591,23 @@ class MoaClassifier:
         ``"Type: message"``); the examples after it are neither predicted nor trained on."""
         import jpype
 
-        if len(classes) > len(self.classes):
-            self._add_classes(classes)
-        rows, bad, reason = self._encode(xs)
-        n = len(rows)
-        learner = self._learner
-        out = learner.process(jpype.JArray(jpype.JDouble)(rows.ravel()),
-                              jpype.JArray(jpype.JInt)(np.asarray(y[:n], dtype=np.int32)),
-                              jpype.JArray(jpype.JInt)(np.asarray(weights[:n], dtype=np.int32)),
-                              jpype.JArray(jpype.JBoolean)(np.asarray(predict[:n], dtype=bool)))
+        try:
+            if len(classes) > len(self.classes):
+                self._add_classes(classes)
+            rows, bad, reason = self._encode(xs)
+            n = len(rows)
+            learner = self._learner
+            out = learner.process(
+                jpype.JArray(jpype.JDouble)(rows.ravel()),
+                jpype.JArray(jpype.JInt)(np.asarray(y[:n], dtype=np.int32)),
+                jpype.JArray(jpype.JInt)(np.asarray(weights[:n], dtype=np.int32)),
+                jpype.JArray(jpype.JBoolean)(np.asarray(predict[:n], dtype=bool)))
+        except jpype.JException as error:  # made, grown or handed a batch: Java failed there
+            text = java_error(error)
+            if "OutOfMemoryError" in str(error.getClass().getName()):
+                self._learner = None  # its heap back to the other replicas
+                text += str(start_jvm().HEAP_HINT)
+            return [-1] * len(xs), (0, "predict", error_text(_as_error(text)))
         pred = np.asarray(out).tolist() + [-1] * (len(xs) - n)
         if learner.errorIndex >= 0:
             text = error_text(_as_error(str(learner.errorText)))
@@ -480,15 +616,13 @@ class MoaClassifier:
             return pred, (bad, "predict", f"ValueError: {reason}")
         return pred, None
 
-    def run_batch(self, batch: Any, prequential: bool, lags: int):
-        """A learner task's batch (``FoldBatch``): (y_pred, scored, error or None)."""
-        from foldstream.operators.learners import lag_features
+    def run_batch(self, batch: Any, prequential: bool, xs: list[dict]):
+        """A learner task's batch (``FoldBatch``) whose features are ``xs`` (the batch's own, or
+        with the learner task's lag features): (y_pred, scored, error or None)."""
+        from foldstream.operators.learners import scores
 
-        xs = batch.xs
-        if lags:
-            xs = [{**x, **lag_features(batch.lags[i][:lags])} for i, x in enumerate(xs)]
         weights = batch.weights
-        scored = [prequential or w == 0 for w in weights]
+        scored = [scores(prequential, w) for w in weights]
         pred, error = self.run(xs, batch.y, weights, scored, batch.classes)
         if error is not None:
             error = (batch.start + error[0] + 1, *error[1:])

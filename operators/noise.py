@@ -102,8 +102,8 @@ class NoiseFilter(base.Classifier):
             raise AttributeError(f"{type(self.model).__name__} has no batch path")
         return self._run_batch
 
-    def _run_batch(self, batch, prequential: bool, lags: int):
-        pred, scored, error = self.model.run_batch(batch, prequential, lags)
+    def _run_batch(self, batch, prequential: bool, xs: list):
+        pred, scored, error = self.model.run_batch(batch, prequential, xs)
         # the examples the model got to: all, or up to its error (whose prediction stands
         # when it failed learning)
         end = len(pred) if error is None else error[0] - batch.start - (error[1] == "predict")

@@ -281,8 +281,8 @@ def test_the_documented_ports_are_the_published_ones(compose):
     assert "localhost:8050" in doc and _published_ports(compose)[8050] == "dashboard"
 
 
-@pytest.mark.parametrize("doc_path", [STACK_DOC, ROOT / "README.md"])
-def test_the_documented_images_are_the_compose_ones(compose, dockerfile, doc_path):
+def test_the_documented_images_are_the_compose_ones(compose, dockerfile):
+    doc_path = STACK_DOC
     doc = doc_path.read_text(encoding="utf-8")
     for name, service in compose["services"].items():
         assert f"`{service['image']}`" in doc, f"{doc_path.name} does not name {name}'s image"

@@ -6,7 +6,7 @@ package, pointed at that executable (no browser download). Without either, the b
 skip and say why.
 
 ``FOLDSTREAM_DOCS_SCREENSHOT=1`` makes the first browser test also write docs/dashboard.png,
-the screenshot the README shows.
+the screenshot docs/dashboard.md shows.
 """
 
 from __future__ import annotations

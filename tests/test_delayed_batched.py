@@ -14,8 +14,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from foldstream.operators.delay import ARRIVAL, EXPIRE, LABEL, DelayPredictionBatch
+from foldstream.operators.delay import DelayPredictionBatch
 from foldstream.operators.evaluator import EvalPlan, FoldEvaluator
+from foldstream.operators.messages import ArrivalSeen, Expiry, LabellingSeen
 from foldstream.operators.records import FoldReport
 from foldstream.operators.windows import WindowSpec
 
@@ -41,23 +42,24 @@ class OldFoldEvaluator(FoldEvaluator):
         held = self._held
         j = 0  # index of the arrival among this batch's arrivals
         for event in first.events:
-            kind = event[0]
-            if kind == ARRIVAL:
+            kind = type(event)
+            if kind is ArrivalSeen:
                 self.position += 1
-                held[event[1]] = (event[2], event[3], scored[j], tuple(p[j] for p in preds),
-                                  tuple(state.window.majority() for state in states))
+                held[event.key] = (event.position, event.prev, scored[j],
+                                   tuple(p[j] for p in preds),
+                                   tuple(state.window.majority() for state in states))
                 j += 1
-            elif kind == EXPIRE:
-                if held.pop(event[1], None) is not None:
+            elif kind is Expiry:
+                if held.pop(event.key, None) is not None:
                     self._expired += 1
             else:
-                position, prev, score, ps, majs = held.pop(event[1])
+                position, prev, score, ps, majs = held.pop(event.key)
                 delay = self.position - position
                 self._labelled += 1
                 self._delay_sum += delay
                 if delay > self._delay_max:
                     self._delay_max = delay
-                self._score_labelled(event[3], prev, score, ps, majs)
+                self._score_labelled(event.y, prev, score, ps, majs)
                 if self._labelled % every == 0:
                     reports.append(self._snapshot(final=False))
         if first.final:
@@ -131,7 +133,7 @@ def event_batches(rng: np.random.Generator, n: int):
     position = 0
     for i in range(n):
         position += 1
-        events.append((ARRIVAL, i, position, last))
+        events.append(ArrivalSeen(i, position, last))
         pending[i] = i
         for k, name in enumerate(LEARNERS):
             right = rng.random() < (0.8, 0.6, 0.4)[k]
@@ -141,23 +143,23 @@ def event_batches(rng: np.random.Generator, n: int):
         if rng.random() < 0.01 and len(pending) > 3:  # the oldest pending expires
             key = min(pending)
             del pending[key]
-            events.append((EXPIRE, key, position))
+            events.append(Expiry(key, position))
         for key in due.pop(i, []):
             if key in pending:
                 del pending[key]
                 last = int(y[key])
-                events.append((LABEL, key, position, last))
+                events.append(LabellingSeen(key, position, last))
     for i in sorted(due):
         for key in due[i]:
             if key in pending:
                 del pending[key]
-                events.append((LABEL, key, position, int(y[key])))
+                events.append(LabellingSeen(key, position, int(y[key])))
     # cut into batches: every arrival's prediction goes with the batch of its event
     batches, start, arrivals, seq = [], 0, 0, 0
     while start < len(events):
         stop = min(len(events), start + int(rng.choice([1, 3, 40, 250, 900])))
         chunk = events[start:stop]
-        count = sum(e[0] == ARRIVAL for e in chunk)
+        count = sum(type(e) is ArrivalSeen for e in chunk)
         final = stop == len(events)
         batches.append({name: DelayPredictionBatch(
             "s", 0, name, seq, chunk, preds[name][arrivals:arrivals + count],

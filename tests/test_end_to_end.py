@@ -1,4 +1,4 @@
-"""The four commands of the README's "stream into Kafka and watch it live", end to end.
+"""The four commands of docs/kafka.md ("stream into Kafka and watch it live"), end to end.
 
 `foldstream produce` fills a topic of a real Kafka-protocol broker (Tansu) from Electricity,
 `foldstream run conf/kafka.yaml` evaluates it on Flink, `foldstream watch` and `foldstream plot`

@@ -91,10 +91,10 @@ def test_the_noise_filters_batch_path_draws_as_its_per_example_path():
     class Batched(GaussianNB):
         """GaussianNB with a batch path made of its own per-example calls."""
 
-        def run_batch(self, batch, prequential, lags):
+        def run_batch(self, batch, prequential, xs):
             codes = {label: code for code, label in enumerate(batch.classes)}
             pred, scored = [], []
-            for x, y, w in zip(batch.xs, batch.y, batch.weights):
+            for x, y, w in zip(xs, batch.y, batch.weights):
                 scored.append(prequential or w == 0)
                 pred.append(codes.get(self.predict_one(x), -1) if scored[-1] else -1)
                 for _ in range(w):

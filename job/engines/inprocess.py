@@ -32,8 +32,8 @@ from foldstream.job.engines.stopping import (
 from foldstream.job.plans import Plans
 from foldstream.operators.delay import DelayFanOut, LabelOnly
 from foldstream.operators.fanout import Batcher
-from foldstream.operators.head import StreamHead
-from foldstream.operators.outputs import RejectedRecord, SummaryRecord
+from foldstream.operators.head import StreamHead, counts_as_read
+from foldstream.operators.outputs import RejectedRecord
 from foldstream.operators.records import (
     Example,
     ExampleBatch,
@@ -263,7 +263,7 @@ def _evaluate(plans: Plans, source: Iterable[Example | Rejected], outlet: _Outle
         stages_of(stream)
     signum = None
     for item in source:
-        read += not (isinstance(item, LabelOnly) and item.simulated)  # a simulated label: no row
+        read += counts_as_read(item)
         stages = stages_of(item.stream or "")
         records, rejected = stages.take(item)
         if rejected is not None:
@@ -285,11 +285,10 @@ def _evaluate(plans: Plans, source: Iterable[Example | Rejected], outlet: _Outle
     for stages in stages_by_stream.values():
         # Interrupted: the examples left in the batcher were not evaluated.
         head = stages.head
-        summary = SummaryRecord.at_end(
-            stream=stages.stream, position=stages.evaluated, read=head.read,
-            rejected=head.rejected, wall_time_s=wall,
-            measures=stages.aggregator.final_measures(), interrupted=signum is not None,
-            positive_class=plans.evaluation.positive, classes=head.classes).as_dict()
+        summary = outlet.delivered.summary(stages.stream, stages.evaluated, head.read,
+                                           head.rejected, stages.aggregator.final_measures(),
+                                           interrupted=signum is not None, wall_time_s=wall,
+                                           classes=head.classes)
         outlet.records([summary])
         result.summaries.append(summary)
     return result

@@ -248,7 +248,8 @@ def handlers(signals: tuple[int, ...], handler: Callable) -> Iterator[None]:
 class Delivered:
     """What a run has handed on, per stream: enough for the summaries of a run whose stages can
     no longer write them (:meth:`interrupted_summaries`): a Flink run stopped by a signal, or an
-    in-process run whose stop was forced.
+    in-process run whose stop was forced. :meth:`summary` builds every summary of the
+    in-process engine, these and the ones its stages write.
 
     ``positive_class`` (``evaluation.positive_class``) and ``classes`` (per stream, its labels
     as far as the run knows them when it stops) give those summaries the
@@ -296,13 +297,23 @@ class Delivered:
             # delayed labels: several reports share a position, told apart by ``labelled``
             at = max((_report_at(r) for r in last.values()), default=(0, 0))
             position, rejected = at[0], self.rejected.get(stream, 0)
-            out.append(SummaryRecord.at_end(
-                stream=stream, position=position, read=position + rejected, rejected=rejected,
-                wall_time_s=time.time() - self.started,
-                measures=[r for r in last.values() if _report_at(r) == at],
-                interrupted=True, positive_class=self.positive_class,
-                classes=self.classes.get(stream)).as_dict())
+            out.append(self.summary(stream, position, position + rejected, rejected,
+                                    [r for r in last.values() if _report_at(r) == at],
+                                    interrupted=True))
         return out
+
+    def summary(self, stream: str, position: int, read: int, rejected: int,
+                measures: list[dict], *, interrupted: bool, wall_time_s: float | None = None,
+                classes: list | None = None) -> dict:
+        """The ``summary`` record of ``stream``: examples evaluated up to ``position``,
+        ``read`` and ``rejected`` source records, each learner's last ``measures`` record;
+        ``wall_time_s`` (default: since :attr:`started`) and ``classes`` (default: the
+        stream's in :attr:`classes`) as the caller knows them."""
+        return SummaryRecord.at_end(
+            stream=stream, position=position, read=read, rejected=rejected,
+            wall_time_s=time.time() - self.started if wall_time_s is None else wall_time_s,
+            measures=measures, interrupted=interrupted, positive_class=self.positive_class,
+            classes=self.classes.get(stream) if classes is None else classes).as_dict()
 
 
 def _report_at(record: dict) -> tuple[int, int]:

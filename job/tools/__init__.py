@@ -3,7 +3,7 @@ bar), ``watch.py`` (a live terminal table), ``plot.py`` (figures), ``report.py``
 self-contained HTML file of a run), ``dashboard/`` (a live web page on files and topics),
 ``produce.py`` (send a source into Kafka), ``schema.py`` (the JSON Schema of the records,
 validation and reading records back from files and topics), ``config_reference.py`` (the
-README's configuration reference, generated from ``job/config.py``).
+configuration reference of ``docs/configuration.md``, generated from ``job/config.py``).
 
 A tool reads records (files, Kafka topics) and may import ``operators`` (record types, the
 verdict rule), ``connectors``, ``job.config``, ``job.plans`` (``produce`` opens a

@@ -34,13 +34,14 @@ from foldstream.job import exitcodes
 from foldstream.job.checks import check_choices
 from foldstream.job.tools.records import RecordReader, StreamRecords, describe_window, \
     group_by_stream
+from foldstream.operators.aggregator import COMPARE
 from foldstream.operators.outputs import MeasuresRecord, OutputRecord, RankingRecord
 from foldstream.operators.records import Record
 from foldstream.operators.sequential import UNDECIDED
 from foldstream.operators.verdicts import ANY_TIME, BETTER, live_verdict_text
 
 
-DEFAULT_MEASURES = ("accuracy", "kappa_m")
+DEFAULT_MEASURES = COMPARE
 FORMATS = ("png", "svg", "pdf")
 FIGSIZE = (10.0, 5.6)
 DPI = 130

@@ -23,6 +23,7 @@ from rich.text import Text
 from foldstream.job import exitcodes
 from foldstream.job.tools.records import RecordReader, describe_window
 from foldstream.job.tools.tables import comparisons_table, disagreements, fmt, fmt_p, typed
+from foldstream.operators.aggregator import COMPARE
 from foldstream.operators.outputs import AlarmRecord, ComparisonRecord, DriftRecord, \
     LearnerErrorRecord, MeasuresRecord, OutputRecord, PartRecord, RankingRecord, RecordError, \
     RejectedRecord, SummaryRecord, VerdictRecord, as_typed
@@ -31,7 +32,7 @@ from foldstream.operators.sequential import UNDECIDED
 from foldstream.operators.verdicts import live_verdict_text
 
 
-DEFAULT_MEASURES = ("accuracy", "kappa_m")
+DEFAULT_MEASURES = COMPARE
 RATE_HORIZON_S = 10.0  # the input rate is measured over the last this many seconds
 RATE_MIN_SPAN_S = 1.0  # and not at all before records have come in for this long
 

@@ -5,14 +5,28 @@ import com.yahoo.labs.samoa.instances.DenseInstance;
 import com.yahoo.labs.samoa.instances.Instance;
 import com.yahoo.labs.samoa.instances.Instances;
 import com.yahoo.labs.samoa.instances.InstancesHeader;
+import com.github.javacliparser.FileOption;
+import com.github.javacliparser.ListOption;
+import com.github.javacliparser.Option;
+import com.github.javacliparser.Options;
 import moa.classifiers.Classifier;
+import moa.classifiers.MultiClassClassifier;
+import moa.classifiers.MultiLabelLearner;
+import moa.classifiers.MultiTargetRegressor;
+import moa.classifiers.Regressor;
+import moa.options.AbstractClassOption;
 import moa.options.ClassOption;
+import moa.options.OptionHandler;
+import moa.tasks.Task;
 
 import java.io.ByteArrayInputStream;
+import java.io.File;
 import java.io.ByteArrayOutputStream;
 import java.io.ObjectInputStream;
 import java.io.ObjectOutputStream;
 import java.io.Serializable;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -27,8 +41,10 @@ import java.util.List;
  */
 public final class FoldLearner implements Serializable {
     private static final long serialVersionUID = 1L;
+    /** Appended to an OutOfMemoryError's text (operators/moa.py says the same). */
+    public static final String HEAP_HINT = " (the JVM's heap: engine.jvm_options -Xmx)";
 
-    private final Classifier classifier;
+    private Classifier classifier; // null once released (an OutOfMemoryError quarantined it)
     private final List<String> featureNames = new ArrayList<>();
     private final List<List<String>> nominalValues = new ArrayList<>(); // null: numeric
     private final List<String> classValues = new ArrayList<>();
@@ -44,13 +60,112 @@ public final class FoldLearner implements Serializable {
         this.classifier = classifier;
     }
 
-    /** The classifier named by a MOA CLI string ("trees.HoeffdingTree -g 100"), prepared. */
+    /**
+     * The classifier named by a MOA CLI string ("trees.HoeffdingTree -g 100"), parsed, not
+     * prepared: nothing an option names is read yet. Refused (IllegalArgumentException) when
+     * {@link #refusal} finds a reason.
+     */
     public static Classifier parse(String cli) throws Exception {
         Object object = ClassOption.cliStringToObject(cli, Classifier.class, null);
         if (!(object instanceof Classifier)) {
             throw new IllegalArgumentException(cli + " is not a MOA classifier");
         }
+        String refused = refusal((Classifier) object);
+        if (refused != null) {
+            throw new IllegalArgumentException(refused);
+        }
         return (Classifier) object;
+    }
+
+    /**
+     * Why a parsed classifier cannot be a foldstream learner, or null. Its votes must be class
+     * scores: a regressor (or a multi-label or multi-target learner) that is no multi-class
+     * classifier is refused, at the top and where an option takes a classifier whose default
+     * is one. No option may name a file (a FileOption set, or "file:PATH", which MOA reads
+     * as a serialised Java object when the learner is prepared), an object by name
+     * ("inmem:") or a task (which MOA would run).
+     */
+    public static String refusal(Classifier classifier) {
+        if (votesAreNotClasses(classifier.getClass())) {
+            return classifier.getClass().getName() + " is a regressor (or a multi-label or "
+                    + "multi-target learner): its votes are not class scores, and foldstream "
+                    + "evaluates classifiers";
+        }
+        return refusal(classifier.getOptions(), "");
+    }
+
+    private static boolean votesAreNotClasses(Class<?> type) {
+        return !MultiClassClassifier.class.isAssignableFrom(type)
+                && (Regressor.class.isAssignableFrom(type)
+                    || MultiTargetRegressor.class.isAssignableFrom(type)
+                    || MultiLabelLearner.class.isAssignableFrom(type));
+    }
+
+    private static String refusal(Options options, String where) {
+        for (Option option : options.getOptionArray()) {
+            String refused = refusal(option, where + "-" + option.getCLIChar());
+            if (refused != null) {
+                return refused;
+            }
+        }
+        return null;
+    }
+
+    private static String refusal(Option option, String where) {
+        if (option instanceof FileOption) {
+            String value = ((FileOption) option).getValue();
+            String given = option.getDefaultCLIString();
+            if (value != null && !value.isEmpty() && !value.equals(given)) {
+                return "option " + where + " names a file (" + value + "): MOA would read or "
+                        + "write it; foldstream refuses options that name files";
+            }
+        } else if (option instanceof AbstractClassOption) {
+            AbstractClassOption classOption = (AbstractClassOption) option;
+            Object value = classOption.getPreMaterializedObject();
+            if (value instanceof File || value instanceof String) {
+                return "option " + where + " is " + classOption.getValueAsCLIString()
+                        + ": a serialised object named by a path (or by name), which MOA would "
+                        + "deserialise; foldstream refuses it: give the learner by its class "
+                        + "and options";
+            }
+            if (value instanceof Task) {
+                return "option " + where + " is a MOA task (" + value.getClass().getName()
+                        + "), which MOA would run; give a learner";
+            }
+            if (value instanceof Classifier && votesAreNotClasses(value.getClass())
+                    && !votesAreNotClasses(defaultClass(classOption))) {
+                return "option " + where + " is " + value.getClass().getName() + ", a regressor "
+                        + "(or a multi-label or multi-target learner) where the option takes a "
+                        + "classifier: its votes are not class scores";
+            }
+            if (value instanceof OptionHandler) {
+                return refusal(((OptionHandler) value).getOptions(), where + " ");
+            }
+        } else if (option instanceof ListOption) {
+            Option[] items = ((ListOption) option).getList();
+            for (int i = 0; i < items.length; i++) {
+                String refused = refusal(items[i], where + "[" + i + "]");
+                if (refused != null) {
+                    return refused;
+                }
+            }
+        }
+        return null;
+    }
+
+    /** The class of a class option's default value (Object when it cannot be resolved). */
+    private static Class<?> defaultClass(AbstractClassOption option) {
+        String text = option.getDefaultCLIString();
+        String name = text == null ? "" : text.trim().split("\\s+")[0];
+        for (String candidate : new String[] {name,
+                option.getRequiredType().getPackage().getName() + "." + name}) {
+            try {
+                return Class.forName(candidate);
+            } catch (Throwable ignored) {
+                // the next candidate
+            }
+        }
+        return Object.class;
     }
 
     /**
@@ -141,10 +256,19 @@ public final class FoldLearner implements Serializable {
         int[] out = new int[n];
         java.util.Arrays.fill(out, -1);
         errorIndex = -1;
+        if (classifier == null) {
+            errorIndex = 0;
+            errorPhase = "predict";
+            errorText = "java.lang.IllegalStateException: the learner was released after an "
+                    + "OutOfMemoryError";
+            return out;
+        }
         InstancesHeader h = header();
+        GarbageWatch watch = new GarbageWatch();
         for (int i = 0; i < n; i++) {
             String phase = "predict";
             try {
+                watch.check();
                 double[] values = new double[d + 1];
                 System.arraycopy(x, i * d, values, 0, d);
                 values[d] = y[i];
@@ -165,10 +289,55 @@ public final class FoldLearner implements Serializable {
                 errorIndex = i;
                 errorPhase = phase;
                 errorText = error.getClass().getName() + ": " + error.getMessage();
+                if (error instanceof OutOfMemoryError) {
+                    // the replica is quarantined: its model is dropped, so the heap it held
+                    // serves the other replicas
+                    classifier = null;
+                    errorText += HEAP_HINT;
+                }
                 break;
             }
         }
         return out;
+    }
+
+    /**
+     * A learner that fills the heap makes the JVM collect garbage without end before it
+     * throws an OutOfMemoryError, if ever (G1 has no GC overhead limit). This watch ends that
+     * early: when, over at least {@link #WINDOW_NS} of one process() call, more than
+     * {@link #LIMIT} of the wall time went to collections, it throws an OutOfMemoryError,
+     * which quarantines the replica as a real one does.
+     */
+    static final class GarbageWatch {
+        static final long WINDOW_NS = 2_000_000_000L;
+        static final double LIMIT = 0.9;
+        private long since = System.nanoTime();
+        private long collected = collectionMillis();
+
+        static long collectionMillis() {
+            long total = 0;
+            for (GarbageCollectorMXBean bean : ManagementFactory.getGarbageCollectorMXBeans()) {
+                total += Math.max(0, bean.getCollectionTime());
+            }
+            return total;
+        }
+
+        /** Cheap unless a window has passed: a clock read per example. */
+        void check() {
+            long now = System.nanoTime();
+            if (now - since < WINDOW_NS) {
+                return;
+            }
+            long millis = collectionMillis();
+            double share = (millis - collected) * 1e6 / (now - since);
+            if (share > LIMIT) {
+                throw new OutOfMemoryError(String.format(
+                        "the JVM spent %.0f%% of the last %.1f s collecting garbage: the heap is "
+                        + "full", 100 * Math.min(share, 1.0), (now - since) / 1e9));
+            }
+            since = now;
+            collected = millis;
+        }
     }
 
     public byte[] toBytes() throws Exception {
