@@ -86,7 +86,8 @@ def test_watch_state_counts_rejected_and_unknown_records_and_shows_missing_measu
     for record in records:
         state.update(record)
     state.update({"schema": 1, "type": "rejected", "stream": "elec", "position": 3,
-                  "reason": "bad", "location": "x:1", "record": "?"})
+                  "reason": "bad", "location": "x:1", "record": "?", "record_bytes": 1,
+                  "record_sha256": "0" * 64, "truncated": False})
     state.update({"schema": 1, "type": "gauge", "stream": "elec", "position": 500})
     assert state.streams["elec"].rejected == 1 and state.unknown == 1
     assert state.streams["elec"].position == 500  # a rejected record does not move it
@@ -99,8 +100,8 @@ def test_watch_state_rate_is_positions_per_second_of_arrival():
     state = WatchState(clock=lambda: now[0])
     for second in range(4):
         now[0] = float(second)
-        state.update({"type": "alarm", "stream": "s", "position": 1000 * second, "learner": "a",
-                      "fold": 0, "detector": "adwin", "quantity": "loss"})
+        state.update({"schema": 1, "type": "alarm", "stream": "s", "position": 1000 * second,
+                      "learner": "a", "fold": 0, "detector": "adwin", "quantity": "loss"})
     assert state.streams["s"].meter.rate(3.0) == pytest.approx(1000.0)
     assert "1,000 examples/s" in text_of(state.render())
     assert state.streams["s"].meter.rate(30.0) == 0.0  # stalled for longer than the horizon

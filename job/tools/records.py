@@ -157,10 +157,16 @@ def group_by_stream(records: Iterable[OutputRecord | Mapping[str, Any]]
     ``plot``, ``report`` and the Python API draw and tabulate; a stream without ``measures``
     records is left out.
 
-    >>> from foldstream.operators.outputs import ComparisonRecord
-    >>> data = group_by_stream([ComparisonRecord(stream="s", position=5, measure="accuracy",
-    ...     a="ht", b="nb", alpha=0.05, wilcoxon={}, sign={}, mcnemar={}, q={})])
-    >>> data
+    >>> from foldstream.operators.outputs import ComparisonRecord, MeasuresRecord
+    >>> measures = MeasuresRecord.of_folds(stream="s", position=5, learner="ht", mode="cv",
+    ...     prequential=True, folds=1, window={"kind": "cumulative"}, window_size=[5],
+    ...     fold_values={"accuracy": [0.8]})
+    >>> comparison = ComparisonRecord(stream="s", position=5, measure="accuracy", a="ht",
+    ...     b="nb", alpha=0.05, wilcoxon={}, sign={}, mcnemar={}, q={})
+    >>> data = group_by_stream([measures, comparison])["s"]
+    >>> data.learners, list(data.comparisons), data.alpha
+    (['ht'], [('accuracy', 'ht', 'nb')], 0.05)
+    >>> group_by_stream([comparison])  # no measures: no stream to draw
     {}
     """
     streams: dict[str, StreamRecords] = {}

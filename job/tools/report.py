@@ -31,7 +31,7 @@ from foldstream.job.checks import check_choices
 from foldstream.job.tools.plot import DEFAULT_MEASURES, DPI, stream_figures
 from foldstream.job.tools.plot import bounded_learners, check_learner_count
 from foldstream.job.tools.records import RecordError, RecordReader, StreamRecords, \
-    describe_record, describe_window, group_by_stream
+    describe_window, group_by_stream
 from foldstream.job.tools.tables import SUMMARY_MEASURES, fmt, fmt_p
 from foldstream.operators.aggregator import VERDICT_MEASURE
 from foldstream.operators.outputs import OutputRecord, SummaryRecord, VerdictRecord, as_typed

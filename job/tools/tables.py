@@ -19,7 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
     TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from foldstream.operators.outputs import ComparisonRecord, SummaryRecord
+from foldstream.operators.outputs import ComparisonRecord, SummaryRecord, as_typed
 from foldstream.operators.records import Record
 from foldstream.operators.sequential import UNDECIDED
 from foldstream.operators.verdicts import FoldVerdict, fold_verdict, live_verdict_text, \
@@ -179,13 +179,13 @@ def disagreements(comparisons: Sequence[Record],
             for record, text in zip(comparisons, found) if text]
 
 
-def print_summary(console: Console, summaries: Sequence[SummaryRecord],
-                  last_comparisons: Mapping[str, Sequence[ComparisonRecord]]) -> None:
-    """The final tables of typed ``summary`` records and each stream's last ``comparison``
-    records."""
-    for summary in summaries:
+def print_summary(console: Console, summaries: Sequence[SummaryRecord | Record],
+                  last_comparisons: Mapping[str, Sequence[ComparisonRecord | Record]]) -> None:
+    """The final tables of the ``summary`` records and each stream's last ``comparison``
+    records (typed, or their JSON objects)."""
+    for summary in map(as_typed, summaries):
         console.print(measures_table(summary))
-        comparisons = [c.as_dict() for c in last_comparisons.get(summary.stream, [])]
+        comparisons = [as_typed(c).as_dict() for c in last_comparisons.get(summary.stream, [])]
         if comparisons:  # the verdicts' wording reads the records' JSON objects
             measures = {record.learner: record.as_dict() for record in summary.measures}
             console.print(comparisons_table(comparisons, measures))
