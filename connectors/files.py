@@ -533,3 +533,52 @@ _HEADER_READERS: dict[str, Callable[..., RowSchema]] = {
 
 _LINE_READERS: dict[str, Callable[[str, RowSchema, str, str], Example | LabelOnly | None]] = {
     "csv": _read_csv_line, "arff": _read_arff_line, "jsonl": _read_jsonl_line}
+
+
+# --------------------------------------------------------------------------------------------
+# Lines read by another reader: the Flink engine's file source reads a file in its
+# TaskManagers and hands its lines here one at a time, so that they are parsed as above.
+
+
+@dataclasses.dataclass(frozen=True)
+class LineReader:
+    """What turns the lines of a file, read elsewhere, into the items :func:`iter_file` yields:
+    the file's schema (from its header, read by :func:`line_reader`), its stream, its name (for
+    locations) and the ``limit``, which the caller applies (rejected lines do not count)."""
+
+    schema: RowSchema
+    stream: str
+    name: str
+    limit: int | None
+
+
+def line_reader(path: PathLike, *, label: str, stream: str | None = None,
+                nominal: Sequence[str] = (), id_field: str | None = None,
+                limit: int | None = None, fmt: str | None = None,
+                labels_later: bool = False) -> LineReader:
+    """The :class:`LineReader` of a file: its header read now, raising as :func:`iter_file`
+    does (whose parameters these are)."""
+    path = Path(path)
+    iter_file(path, label=label, stream=stream, nominal=nominal, id_field=id_field, limit=0,
+              fmt=fmt)  # the checks of its arguments and of the header, at the call
+    fmt = _detect_format(path, fmt)
+    with contextlib.closing(_lines(path)) as lines:
+        schema = _HEADER_READERS[fmt](lines, path, label, id_field,
+                                     frozenset((nominal,) if isinstance(nominal, str) else nominal))
+    if labels_later:
+        schema = dataclasses.replace(schema, labels_later=True)
+    return LineReader(schema, stream or default_stream(path), path.name, limit)
+
+
+def read_lines(reader: LineReader, lines: Sequence[tuple[int, bytes]],
+               ) -> list[Example | LabelOnly | Rejected]:
+    """The items of some lines of ``reader``'s file, ``(line number from 1, the line's bytes
+    without its end)``, as :func:`iter_file` reads them: the header's lines skipped, a byte
+    order mark at the start of line 1 dropped; a Rejected record's position is the caller's.
+
+    >>> reader = line_reader(packaged_elec_path(), label="target")
+    >>> [type(i).__name__ for i in read_lines(reader, [(1, b"feat_1,feat_2"), (2, b"oops")])]
+    ['Rejected']
+    """
+    return _read_batch([(n, raw[len(codecs.BOM_UTF8):] if n == 1 and raw.startswith(codecs.BOM_UTF8)
+                         else raw) for n, raw in lines], reader.schema, reader.stream, reader.name)

@@ -153,10 +153,17 @@ def open_source(config: Config) -> Iterator[Example | LabelOnly | Rejected]:
 def with_delay(config: Config, items: Iterable[Example | Rejected]) -> Iterator[Any]:
     """``items`` with their labels held back as ``evaluation.delay`` says (docs/method.md §13);
     unchanged when labels are not delayed."""
-    delay = config.evaluation.delay
-    if not config.delayed or (delay.examples == 0 and delay.field is None):
+    if not simulates_delay(config):
         return iter(items)  # label rows, if any, are joined by id at the delay fan-out
+    delay = config.evaluation.delay
     return simulate_delay(items, examples=delay.examples, field=delay.field)
+
+
+def simulates_delay(config: Config) -> bool:
+    """Whether the source's labels are held back by :func:`with_delay` (rather than coming in
+    label rows of their own, or not delayed at all)."""
+    delay = config.evaluation.delay
+    return config.delayed and not (delay.examples == 0 and delay.field is None)
 
 
 def expected_examples(config: Config) -> int | None:

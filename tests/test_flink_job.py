@@ -238,3 +238,87 @@ def test_ctrl_c_and_sigterm_stop_a_flink_run_in_one_line(elec_path, tmp_path, si
     position = max(r["position"] for r in records if r["type"] == "measures")
     assert last["position"] == position and last["measures"] == \
         [r for r in records if r["type"] == "measures" and r["position"] == position]
+
+
+# ------------------------------------------------------------------ file and generator input
+def hostile_csv_gz(path, rows: int) -> None:
+    """A gzipped CSV with a byte order mark, and among its rows blank lines, a line that is
+    not UTF-8, a short line, a text where a number belongs and a label first seen late."""
+    lines = ["\ufeffa,b,target"]
+    for i in range(rows):
+        lines.append(f"{i % 7}.5,{(i * 13) % 11},{'xy'[i % 3 == 0] if i < rows // 2 else 'xyz'[i % 3]}")
+        if i % 997 == 5:
+            lines += ["", "1,2", "oops,3,x"]
+    data = "\n".join(lines).encode() + b"\n"
+    bad = b"\xff\xfe,1,x\n"
+    half = data.index(b"\n", len(data) // 3) + 1
+    path.write_bytes(gzip.compress(data[:half] + bad + data[half:]))
+
+
+def _no_client_read(monkeypatch):
+    """The client may read a file's header, but not its rows (nor run a generator): the job
+    does."""
+    from foldstream.job.engines.flink import run as flink_run
+
+    def refuse(config):
+        raise AssertionError("the client read the input")
+
+    monkeypatch.setattr(flink_run, "open_source", refuse)
+
+
+@pytest.mark.parametrize("source", ["file", "generator"])
+def test_input_read_in_the_job_restarts_mid_stream_with_identical_records(
+        source, tmp_path, monkeypatch):
+    """A gzipped file with bad lines, read by Flink's file source, or a generator run in the
+    job: a learner fails once mid-stream, the job restarts from its last checkpoint (the
+    source's position and the fan-out's line count in it), and the records and rejected
+    records equal the in-process engine's, byte for byte."""
+    from foldstream.job.engines.flink import run as flink_run
+
+    marker, checkpoints = tmp_path / "failed-once", tmp_path / "checkpoints"
+    if source == "file":
+        path = tmp_path / "hostile.csv.gz"
+        hostile_csv_gz(path, 6000)
+        spec = [f"source.path={path}", "source.limit=5000"]
+    else:
+        spec = ["source={kind: generator, model: river.datasets.synth.SEA, limit: 5000, seed: 7}"]
+    cfg = load_config(None, [
+        *spec, "learners=[{name: nb, model: foldstream.job.engines.flink.faults.FailOnce, "
+        "params: {model: {model: river.naive_bayes.GaussianNB}, after: 1000, "
+        f"marker: '{marker}', checkpoints: '{checkpoints}'}}}}]",
+        "evaluation.folds=3", "evaluation.report_every=500", "engine.kind=flink",
+        "engine.parallelism=2", "engine.batch_size=100", "engine.checkpoint_interval_ms=300",
+        f"engine.checkpoint_dir={checkpoints}", "engine.restart_attempts=2",
+    ])
+    marker.touch()  # the reference run: the marker is taken, nothing fails
+    reference, reference_rejected = evaluate_to_list(make_plans(cfg), open_source(cfg))
+    marker.unlink()
+    _no_client_read(monkeypatch)
+    records, rejected = [], []
+    flink_run.run(cfg, records.append, rejected.append)
+    assert marker.exists()  # it did fail once
+    assert comparable(records) == comparable(reference)
+    assert sorted(map(dumps, rejected)) == sorted(map(dumps, reference_rejected))
+    (summary,) = [r for r in records if r["type"] == "summary"]
+    assert summary["position"] == 5000
+    if source == "file":
+        assert len(rejected) > 10 and any("not valid UTF-8" in r["reason"] for r in rejected)
+
+
+def test_a_file_source_is_flinks_file_source_and_nothing_is_shipped(tmp_path):
+    """The job reads a file itself, at parallelism 1: its graph holds the file's name, not its
+    rows (the client used to ship them, and could not past 256 MiB)."""
+    from foldstream.job.engines.flink import env as flink_env
+    from foldstream.job.engines.flink import job as flink_job
+    from foldstream.job.engines.flink.files import configured_input
+
+    path = tmp_path / "mid.csv.gz"
+    hostile_csv_gz(path, 60_000)
+    cfg = load_config(None, [f"source.path={path}", "engine.kind=flink",
+                             "engine.parallelism=2"])
+    env = flink_env.make_environment(cfg)
+    flink_job.build(env, cfg, configured_input(env, cfg, tmp_path / "work"))
+    plan = json.loads(env.get_execution_plan())
+    sources = [n for n in plan["nodes"] if n["type"].startswith("Source")]
+    assert [(n["type"], n["parallelism"]) for n in sources] == [("Source: file", 1)]
+    assert not hasattr(flink_job, "MAX_SHIPPED_BYTES")

@@ -145,18 +145,3 @@ def test_the_command_line_hands_its_progress_bar_to_the_flink_job(monkeypatch, t
     assert main(["run", "--quiet", "--set", "engine.kind=flink", "--set", "source.limit=10",
                  "--set", f"sink.path={tmp_path / 'm.jsonl'}"]) == exitcodes.OK
     assert drawn == [5, 10]
-
-
-# ------------------------------------------------------------ file input too large for Flink
-def test_an_input_too_large_to_ship_fails_at_start_naming_the_way_out(
-        monkeypatch, flink_never_starts, tmp_path, capsys):
-    """Past py4j's limit the job graph cannot be built (a Java NegativeArraySizeException and
-    a traceback, after the whole input was read and pickled): say so before Flink starts."""
-    from foldstream.job.engines.flink import job as flink_job
-
-    monkeypatch.setattr(flink_job, "MAX_SHIPPED_BYTES", 10_000)  # the real one: 256 MiB
-    code = main(["run", "--quiet", "--set", "engine.kind=flink", "--set", "source.limit=100",
-                 "--set", f"sink.path={tmp_path / 'm.jsonl'}"])
-    assert code == exitcodes.UNUSABLE
-    err = _one_line(capsys.readouterr().err)
-    assert "100 examples" in err and "engine.kind: inprocess" in err and "source.limit" in err

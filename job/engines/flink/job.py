@@ -2,7 +2,7 @@
 
 ::
 
-    source: raw rows (stream, JSON text) read by the client, or Kafka rows
+    source: a file's lines or a generator's ticks (read in the job), or Kafka rows
       --key by stream-->       FanOutFunction     parse, batcher + fan-out (delayed labels: the
                                                   delay fan-out); rejected -> dead letters
       --key by fold route-->   FoldFunction       the fold's learner tasks + its evaluator
@@ -16,8 +16,9 @@ stream runs in one subtask (keyed by stream) so that every fold receives its bat
 The folds are keyed by a route chosen in :mod:`foldstream.job.engines.flink.routing` to spread
 them evenly, in Java (:data:`ROUTED_TYPE`): no Python operator between fan-out and learners.
 Examples reach the fan-out as raw text and are parsed there, keyed by stream in Java: a Kafka
-row crosses from Java into Python once before it is batched, a client item twice (the ``items``
-map looks it up by its sequence number), never pickled.
+row crosses from Java into Python once before it is batched, a file's line twice (a map at
+parallelism 1 tags it with its stream), never pickled; the fan-out's decoder keeps how far it
+has read in the stream's keyed state (:mod:`~foldstream.job.engines.flink.files`).
 A bounded input ends with Flink's final watermark, which fires an event-time timer registered at
 the end of time in each stream's fan-out: it flushes the last batch, marked final. An unbounded
 input flushes a partial batch every ``engine.flush_ms`` by a chain of processing-time timers,
@@ -29,31 +30,30 @@ Delayed labels (docs/method.md §13) change only the head: a stream's
 the pending examples) takes arrivals and labels, and its per-fold events travel the routes of
 the fold batches to the same learner tasks and evaluators, which dispatch on their type.
 
-This module holds the graph (:func:`build`) and its functions, and how the items of a file
-or generator source travel inside it; where the job runs and its Kafka ends are
-:mod:`~foldstream.job.engines.flink.env`'s, the checks before a run, the run and the delivery
+This module holds the graph (:func:`build`) and its functions; how a file or generator source
+is read inside it is :mod:`~foldstream.job.engines.flink.files`'s, where the job runs and its
+Kafka ends :mod:`~foldstream.job.engines.flink.env`'s, the checks before a run, the run and the delivery
 of its records :mod:`~foldstream.job.engines.flink.run`'s.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Iterator
 
 from pyflink.common import Row, Types
 from pyflink.datastream import KeyedProcessFunction, OutputTag, RuntimeContext, StreamExecutionEnvironment
 from pyflink.datastream.state import ValueStateDescriptor
 
-from foldstream.job.config import Config, ConfigError
+from foldstream.job.config import Config
 from foldstream.job.engines.flink import trace
 from foldstream.job.engines.flink.beam_sampler import skip_state_sampler_thread
 from foldstream.job.engines.flink.env import key_by_first_field, kafka_rows
+from foldstream.job.engines.flink.files import FileInput
 from foldstream.job.engines.flink.routing import MAX_PARALLELISM, fold_routes
 from foldstream.job.plans import Plans, make_plans
 from foldstream.operators.aggregator import Aggregator
-from foldstream.operators.delay import LabelOnly
 from foldstream.operators.evaluator import FoldEvaluator
 from foldstream.operators.head import StreamHead
 from foldstream.operators.learners import LearnerTask
@@ -88,53 +88,12 @@ class StreamEnd:
 
 
 # ----------------------------------------------------------------------------- items in transit
-#: A source item on its way to the fan-out: ``Row(stream, text)``, keyed in Java by ``stream``,
-#: so that the fan-out receives the text alone. It decodes the text itself: an example crosses
-#: from Java to Python as strings (Flink's own coders) and is never pickled on the way (PICKLED
-#: records cost a cloudpickle per example).
-RAW_ITEM_TYPE = Types.ROW([Types.STRING(), Types.STRING()])
-
 #: The fan-out's fold batches on their way to the learners: ``Row(route, (route, learner,
 #: batch))``, keyed by ``route`` in Java (:func:`~foldstream.job.engines.flink.env.key_by_first_field`),
 #: as the source items are. With ``key_by`` and a Python selector each fold batch went through
 #: one more Python operator (unpickled, keyed, pickled again) whose bundle held it up to a bundle
 #: time; bench/README.md measures the difference.
 ROUTED_TYPE = Types.ROW([Types.STRING(), PICKLED])
-
-
-def encode_item(item: Example | LabelOnly | Rejected) -> tuple[str, str]:
-    """A source item as ``(stream, JSON text)`` (the client ships file and generator input this way).
-
-    >>> decode_item(encode_item(LabelOnly("s", 7, "u", "f.jsonl:3", simulated=True))[1])
-    LabelOnly(stream='s', key=7, y='u', location='f.jsonl:3', simulated=True, not_example=None)
-    """
-    if isinstance(item, Rejected):
-        return item.stream or "", json.dumps(
-            {"t": "r", "s": item.stream, "reason": item.reason, "raw": item.raw, "l": item.location},
-            ensure_ascii=False)
-    if isinstance(item, LabelOnly):
-        return item.stream, json.dumps({"t": "l", "s": item.stream, "y": item.y, "k": item.key,
-                                        "l": item.location, "sim": item.simulated,
-                                        "u": item.not_example},
-                                       ensure_ascii=False)
-    return item.stream, json.dumps({"t": "e", "s": item.stream, "x": item.x, "y": item.y,
-                                    "k": item.key, "l": item.location}, ensure_ascii=False)
-
-
-def decode_item(text: str) -> Example | LabelOnly | Rejected:
-    d = json.loads(text)
-    if d["t"] == "r":
-        return Rejected(d["s"], d["reason"], d["raw"], d["l"])
-    if d["t"] == "l":
-        return LabelOnly(d["s"], d["k"], d["y"], d["l"], d["sim"], d["u"])
-    return Example(d["s"], d["x"], d["y"], d["k"], d["l"])
-
-
-class DecodeItem:
-    """The fan-out's decoder for client items: the item's text -> the item."""
-
-    def __call__(self, text: str) -> list[Example | LabelOnly | Rejected]:
-        return [decode_item(text)]
 
 
 class DecodeMessage:
@@ -144,7 +103,7 @@ class DecodeMessage:
     def __init__(self, parser):
         self.parser = parser
 
-    def __call__(self, row) -> list[Example | Rejected]:
+    def __call__(self, row, head) -> list[Example | Rejected]:
         return self.parser(row[0], row[1], f"{row[2]}/{row[3]}@{row[4]}")
 
 
@@ -160,6 +119,8 @@ class _StreamHead(StreamHead):
     # (route, learner or None: all)
     started: float = field(default_factory=time.time)
     flush_due: int | None = None  # the flush timer of the current chain (unbounded input)
+    reader: object = None  # how far the decoder has read a file or generator source
+    # (files.SourceRead), so that a restart parses and generates on from there
 
 
 class _KeyedStateFunction(KeyedProcessFunction):
@@ -187,7 +148,7 @@ class FanOutFunction(_KeyedStateFunction):
     def __init__(self, plans: Plans, parallelism: int, flush_ms: int | None, keying: str,
                  decode):
         self.plans = plans
-        self.decode = decode  # a raw source row -> its examples and rejections
+        self.decode = decode  # (a raw source row, the head) -> its examples and rejections
         self.parallelism = parallelism
         self.flush_ms = flush_ms  # None: bounded input, no timer flushes
         self.keying = keying
@@ -223,7 +184,7 @@ class FanOutFunction(_KeyedStateFunction):
     def process_element(self, row, ctx: KeyedProcessFunction.Context):
         head: _StreamHead = self._stored(lambda: self._start(ctx))
         self._arm(head, ctx)
-        for item in self.decode(row):
+        for item in self.decode(row, head):
             fold_batches, rejected = head.take(item)
             if trace.TRACE_FILE and head.read % 100 == 0:
                 trace.stage("fan-in", head.stream, head.read)
@@ -384,22 +345,20 @@ def _route(routed) -> str:
     return routed[0]
 
 
-def build(env: StreamExecutionEnvironment, config: Config,
-          items: Iterable[tuple[str, str]] | None = None):
+def build(env: StreamExecutionEnvironment, config: Config, items: FileInput | None = None):
     """Wire the job into ``env``; returns ``(records, dead_letters)``, two streams of JSON text.
 
-    ``items``: the source items of a file or generator source, read by the client and encoded
-    by :func:`encode_item`; ``None`` for a Kafka source.
+    ``items``: a file or generator source, read inside the job
+    (:mod:`~foldstream.job.engines.flink.files`); ``None`` for a Kafka source.
     """
     plans = make_plans(config)
     parallelism = config.engine.parallelism
-    if config.source.kind == "kafka":
+    if items is None:
         keyed, parser = kafka_rows(env, config)
         decode = DecodeMessage(parser)
         flush_ms = None if config.source.bounded else config.engine.flush_ms
     else:
-        keyed, decode = _keyed_items(env, list(items or [])), DecodeItem()
-        flush_ms = None
+        keyed, decode, flush_ms = items.keyed, items.decode, None
     keying = config.engine.keying
     fanned = (keyed.process(FanOutFunction(plans, parallelism, flush_ms, keying, decode),
                             output_type=ROUTED_TYPE)
@@ -420,72 +379,3 @@ def build(env: StreamExecutionEnvironment, config: Config,
                .process(AggregatorFunction(plans), output_type=Types.STRING())
                .name("aggregator"))
     return records, fanned.get_side_output(DEAD_LETTERS)
-
-
-class _ItemAt:
-    """Maps a sequence number to the source item it stands for, ``Row(stream, text)`` (the
-    items are shipped with the function)."""
-
-    def __init__(self, items: list[tuple[str, str]]):
-        self.items = items
-
-    def __call__(self, index: int):
-        return Row(*self.items[index])
-
-
-#: The most a file or generator input may weigh, pickled, on the Flink engine: py4j (PyFlink's
-#: Python-to-Java bridge) base64-encodes the bytes of a Python function, and its Java decoder
-#: computes the decoded length as ``characters * 6`` in a 32-bit int, which overflows past
-#: 2**28 bytes (measured: 265 MB of items ship, 269 MB fail with NegativeArraySizeException).
-MAX_SHIPPED_BYTES = 1 << 28
-
-
-def shipped_bytes(items: list[tuple[str, str]]) -> int:
-    """An upper bound of the size of ``items`` pickled into the job graph (see
-    :data:`MAX_SHIPPED_BYTES`): their UTF-8 bytes and at most 16 bytes of pickle opcodes each.
-
-    >>> import cloudpickle
-    >>> items = [("elec", '{"x": %d, "y": "é"}' % i) for i in range(1000)]
-    >>> len(cloudpickle.dumps(_ItemAt(items))) <= shipped_bytes(items) < 60_000
-    True
-    """
-    return sum(len(stream.encode()) + len(text.encode()) + 16 for stream, text in items)
-
-
-def check_shippable(items: list[tuple[str, str]]) -> None:
-    """Raise ``ConfigError`` naming the ways out if ``items`` weigh more than
-    :data:`MAX_SHIPPED_BYTES`: past it the job graph cannot be built."""
-    if shipped_bytes(items) > MAX_SHIPPED_BYTES:
-        raise ConfigError(
-            f"source: {len(items):,} examples ({shipped_bytes(items) / 2**20:,.0f} MiB) are more "
-            f"than engine.kind: flink can ship inside its job graph ({MAX_SHIPPED_BYTES / 2**20:.0f}"
-            " MiB); set source.limit, run with engine.kind: inprocess, or send the input into "
-            "Kafka (foldstream produce) and read it with source.kind: kafka")
-
-
-def _keyed_items(env, items: list[tuple[str, str]]):
-    """The client's items as a checkpointable, ordered stream of their texts, keyed by stream
-    (in Java, like the Kafka rows: one Java-Python round trip less per example than ``key_by``
-    with a Python selector).
-
-    The items travel inside the job graph: the client reads the whole file (or runs the
-    generator) into memory, and the ``items`` map function carries the list, pickled with the
-    function when the job is built. The source is a ``NumberSequenceSource`` of ``0 .. n-1``,
-    and the map looks each number up in the list. So no TaskManager reads the file (the engine
-    runs on the local mini-cluster, where client and TaskManagers share a machine; a job on a
-    cluster reads Kafka), and the input must fit: at most :data:`MAX_SHIPPED_BYTES` (256 MiB,
-    about 1.2 million examples of Electricity's size, 218 bytes each) pickled, checked by
-    :func:`check_shippable` before Flink starts, and held several times over meanwhile (the
-    client's list and pickle, the JVM's copies in the job graph, the Python worker's list).
-
-    ``from_collection`` would be simpler, but after a failure it replays from the first element
-    while keyed state resumes from the checkpoint; a ``NumberSequenceSource`` checkpoints its
-    position, so a restart resumes exactly where the restored state stands.
-    """
-    from pyflink.common import WatermarkStrategy
-    from pyflink.datastream.connectors.number_seq import NumberSequenceSource
-
-    sequence = env.from_source(NumberSequenceSource(0, len(items) - 1),
-                               WatermarkStrategy.no_watermarks(), "items").set_parallelism(1)
-    rows = sequence.map(_ItemAt(items), output_type=RAW_ITEM_TYPE).set_parallelism(1).name("items")
-    return key_by_first_field(rows, Types.STRING())

@@ -22,7 +22,8 @@ from pyflink.common import Types
 
 from foldstream.job.config import Config, ConfigError
 from foldstream.job.engines.flink import env as flink_env
-from foldstream.job.engines.flink.job import build, check_shippable, encode_item
+from foldstream.job.engines.flink import files as flink_files
+from foldstream.job.engines.flink.job import build
 from foldstream.job.engines.stopping import Delivered, interruptible
 from foldstream.job.plans import open_source
 
@@ -76,16 +77,12 @@ def run(config: Config, emit, dead_letter, on_progress=None, source=None,
     restore = flink_env.resume_point(config, resume) if resume else None
     check_start(config, restore)
     check_kafka(config)
-    if source is None and config.source.kind != "kafka":
-        source = open_source(config)
-    labels: dict[str, dict] = {}  # per stream, the labels read, in order of first arrival
-    items = None if source is None else [encode_item(i) for i in _noting_labels(source, labels)]
-    if items == []:
-        return  # an empty input: no stream, no record (as in the in-process engine)
-    if items is not None:
-        check_shippable(items)
-    with interruptible(silence=CLIENT_LOGGERS) as stopped:
+    labels: dict[str, dict] = {}  # per stream, the labels the client saw (staged items)
+    with interruptible(silence=CLIENT_LOGGERS) as stopped, flink_files.workdir(config) as where:
         env = flink_env.make_environment(config, restore, config.checkpoint_dir)
+        items = _input(env, config, source, labels, where)
+        if items is not None and not items.streams:
+            return  # an empty input: no stream, no record (as in the in-process engine)
         records, dead_letters = build(env, config, items)
         if config.sink.kind == "kafka":
             flink_env.to_kafka(env, config, records, dead_letters)
@@ -101,10 +98,25 @@ def run(config: Config, emit, dead_letter, on_progress=None, source=None,
         except BaseException:
             if stopped:  # a signal (whatever the teardown raised after it)
                 stopped.holding = True  # a further signal does not cut the summaries
-                streams = dict.fromkeys(stream for stream, _ in items or ())
-                for summary in delivered.interrupted_summaries(streams):
+                for summary in delivered.interrupted_summaries(items.streams if items else ()):
                     emit(summary)
             raise
+
+
+def _input(env, config: Config, source, labels: dict[str, dict], where):
+    """The job's file or generator input (:mod:`~foldstream.job.engines.flink.files`), or
+    ``None`` for a Kafka source: the configured file or generator, read inside the job; a
+    source given as objects, or one whose labels the client holds back (``evaluation.delay``),
+    staged into a file by the client, its labels noted in ``labels``; ``where``: the folder for
+    the client's files (:func:`~foldstream.job.engines.flink.files.workdir`)."""
+    from foldstream.job.plans import simulates_delay
+
+    if source is None and config.source.kind == "kafka":
+        return None
+    if source is None and not simulates_delay(config):
+        return flink_files.configured_input(env, config, where)
+    items = open_source(config) if source is None else source
+    return flink_files.staged_input(env, _noting_labels(items, labels), where)
 
 
 def _noting_labels(source: Iterable, labels: dict[str, dict]) -> Iterator:
