@@ -402,7 +402,8 @@ class DelayFanOut:
                      for kind, key, position, x, weights, value, lags in fields]
                     for f in range(k)]
         classes = list(self.classes)
-        batches = [DelayFoldBatch(self.stream, f, self.seq, per_fold[f], classes, final)
+        batches = [DelayFoldBatch(stream=self.stream, fold=f, seq=self.seq, events=per_fold[f],
+                                  classes=classes, final=final)
                    for f in range(k)]
         self.seq += 1
         self._events = []
