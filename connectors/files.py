@@ -112,7 +112,7 @@ def iter_file(path: PathLike, *, label: str, stream: str | None = None,
     fmt = _detect_format(path, fmt)
     # The header is read (and the file closed) now, so that a bad header fails at the call;
     # the returned generator opens the file again.
-    with contextlib.closing(_lines(path)) as lines:
+    with contextlib.closing(_records(path, fmt)) as lines:
         try:
             schema = _HEADER_READERS[fmt](lines, path, label, id_field, frozenset(nominal))
         except DamagedFile as exc:
@@ -153,7 +153,7 @@ def count_rows(path: PathLike, fmt: str | None = None, at_most: int | None = Non
     count = 0
     in_data = fmt == "jsonl"
     try:
-        with contextlib.closing(_lines(path)) as lines:
+        with contextlib.closing(_records(path, fmt)) as lines:
             for _, raw in lines:
                 line = raw.strip()
                 if not line:
@@ -233,8 +233,15 @@ class DamagedFile(ValueError):
         self.lineno, self.offset = lineno, offset
 
 
-def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    """Yield ``(line number, line without its end)`` in binary, from 1.
+def _records(path: Path, fmt: str) -> Iterator[tuple[int, bytes]]:
+    """:func:`_lines`, but for CSV its records: a line whose quoted field goes on past its end
+    joined with the lines that complete it (:func:`_csv_records`), numbered by its first line."""
+    return _csv_records(_lines(path, ends=True)) if fmt == "csv" else _lines(path)
+
+
+def _lines(path: Path, ends: bool = False) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(line number, line without its end)`` in binary, from 1; with ``ends``,
+    ``(line number, line without its end, its end)``.
 
     Raises :class:`DamagedFile` where the file stops being readable.
     """
@@ -253,8 +260,110 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
             offset += len(raw)
             if lineno == 1 and raw.startswith(codecs.BOM_UTF8):
                 raw = raw[len(codecs.BOM_UTF8):]
-            yield lineno, raw.rstrip(b"\r\n")
+            text = raw.rstrip(b"\r\n")
+            yield (lineno, text, raw[len(text):]) if ends else (lineno, text)
 
+
+def _csv_records(lines: Iterator[tuple[int, bytes, bytes]]) -> Iterator[tuple[int, bytes]]:
+    r"""CSV records from physical lines, as RFC 4180 reads them: a quoted field may hold line
+    breaks, so a line that ends inside a quoted field is joined (its line end kept, as the
+    field's text) with the lines up to the one that closes it. The record is numbered by its
+    first line.
+
+    A line joined so must make a well-formed row (one record, as the csv module reads it,
+    valid UTF-8, as many fields as the header, the file's first record): if it does not, or if
+    the lines to the end of the file (or to its damage), or more than
+    ``csv.field_size_limit()`` bytes (the longest field the csv module reads), leave the quote
+    open, the first line is a record by itself (rejected, as malformed, as before any joining)
+    and the lines after it are read again as records of their own. So a stray quote costs its
+    own line, and never the lines after it.
+
+    >>> lines = [(1, b'a,b', b"\n"), (2, b'x,"y', b"\r\n"), (3, b'z"', b"\n"),
+    ...          (4, b'"open', b"\n"), (5, b"c,d", b"")]
+    >>> list(_csv_records(iter(lines)))
+    [(1, b'a,b'), (2, b'x,"y\r\nz"'), (4, b'"open'), (5, b'c,d')]
+    """
+    limit = csv.field_size_limit()
+    todo: list[tuple[int, bytes, bytes]] = []  # lines read again after an unclosed quote
+    damage: DamagedFile | None = None
+    width: int | None = None  # the header's fields, once read
+
+    def next_line() -> tuple[int, bytes, bytes] | None:
+        nonlocal damage
+        if todo:
+            return todo.pop()
+        if damage is not None:
+            return None
+        try:
+            return next(lines, None)
+        except DamagedFile as exc:
+            damage = exc
+            return None
+
+    while (line := next_line()) is not None:
+        lineno, text, end = line
+        if b'"' in text and _quote_open(text):
+            parts, size = [line], len(text)
+            while True:
+                following = next_line()
+                if following is None or size + len(following[1]) > limit:
+                    if following is not None:
+                        parts.append(following)
+                    break
+                parts.append(following)
+                size += len(parts[-2][2]) + len(following[1])
+                if not _quote_open(following[1], inside=True):
+                    record = b"".join(part for _, t, e in parts[:-1] for part in (t, e)) \
+                        + following[1]
+                    fields = _fields(record)
+                    if fields is not None and (width is None or len(fields) == width):
+                        text, parts = record, [line]
+                    break
+            todo.extend(reversed(parts[1:]))  # unless joined: the first line alone, the rest again
+        if width is None and text.strip():
+            fields = _fields(text)
+            width = -1 if fields is None else len(fields)
+        yield lineno, text
+    if damage is not None:
+        raise damage
+
+
+def _fields(record: bytes) -> list[str] | None:
+    """The fields of one CSV record as the csv module reads it, or None if it is not valid
+    UTF-8, is malformed, or reads as more than one record."""
+    try:
+        rows = list(csv.reader([record.decode("utf-8")], strict=True))
+    except (UnicodeDecodeError, csv.Error):
+        return None
+    return rows[0] if len(rows) == 1 else None
+
+
+def _quote_open(text: bytes, inside: bool = False) -> bool:
+    """Whether a CSV record ends inside a quoted field, by the csv module's rules: a quote at
+    the start of a field opens it, two quotes in it are one, a quote followed by anything else
+    closes it (a quote inside an unquoted field is a character). ``inside``: ``text`` goes on
+    a record whose quoted field was open at the end of its previous line.
+
+    >>> [_quote_open(t) for t in (b'a,"b', b'"a""b",c', b'a"b,c', b'"a"x,"b', b'x,""')]
+    [True, False, False, True, False]
+    >>> _quote_open(b'b",c', inside=True), _quote_open(b'b"",c', inside=True)
+    (False, True)
+    """
+    start = not inside
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if inside:
+            if c == 0x22:  # '"'
+                if i + 1 < n and text[i + 1] == 0x22:
+                    i += 2
+                    continue
+                inside = False
+        elif c == 0x22 and start:
+            inside = True
+        start = not inside and c == 0x2C  # ','
+        i += 1
+    return inside
 
 def _decode(raw: bytes) -> str:
     try:
@@ -271,7 +380,7 @@ def _read_examples(path: Path, schema: RowSchema, stream: str,
     accepted = 0
     if limit == 0:
         return
-    lines = _lines(path)
+    lines = _records(path, schema.fmt)
     while True:
         batch: list[tuple[int, bytes]] = []
         damaged = None
@@ -339,7 +448,8 @@ def _csv_header(lines: Iterator[tuple[int, bytes]], path: Path, label: str,
         except Reject as exc:
             raise ValueError(f"{path.name}:{lineno}: unreadable header row: {exc}") from None
         _check_names(columns, path, "column", label, id_field, nominal)
-        return RowSchema("csv", label, id_field, nominal, columns, first_data_line=lineno + 1)
+        return RowSchema("csv", label, id_field, nominal, columns,
+                         first_data_line=lineno + 1 + raw.count(b"\n"))
     raise ValueError(f"{path.name} is empty: a CSV file needs a header row naming its columns")
 
 
