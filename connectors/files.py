@@ -1,11 +1,13 @@
 """Labelled examples from CSV, ARFF and JSON Lines files, gzipped or not (docs/method.md §1, §11).
 
-A file is read in binary, in batches of physical lines, each line parsed on its own, so that
-one bad line costs one :class:`~foldstream.operators.records.Rejected` record and never the run.
+A file is read in binary, in batches of lines, each line parsed on its own, so that one bad
+line costs one :class:`~foldstream.operators.records.Rejected` record and never the run. A CSV
+record is read as RFC 4180 says: a quoted field may hold separators, doubled quotes and line
+breaks, so a record may span lines (:func:`_csv_records`; it is numbered by its first line).
 Each format has its own small line parser that only splits a line into ``{name: raw value}``;
 turning raw values into labels, keys and features, and every check on them, is shared with
-Kafka messages (:mod:`foldstream.connectors.rows`). A CSV line of plain numbers takes a quicker
-way to the same example (:func:`~foldstream.connectors.rows.columns_example`).
+Kafka messages (:mod:`foldstream.connectors.rows`). A CSV or ARFF line of plain numbers takes a
+quicker way to the same example (:func:`~foldstream.connectors.rows.columns_example`).
 
 What is rejected, always with the line number and the column or field in the reason:
 a line that is not valid UTF-8; a malformed line (CSV quoting, JSON syntax, a JSON value that
@@ -34,6 +36,7 @@ import contextlib
 import dataclasses
 import csv
 import gzip
+import itertools
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -241,7 +244,7 @@ def _records(path: Path, fmt: str) -> Iterator[tuple[int, bytes]]:
 
 def _lines(path: Path, ends: bool = False) -> Iterator[tuple[int, bytes]]:
     """Yield ``(line number, line without its end)`` in binary, from 1; with ``ends``,
-    ``(line number, line without its end, its end)``.
+    the line with its end.
 
     Raises :class:`DamagedFile` where the file stops being readable.
     """
@@ -260,11 +263,10 @@ def _lines(path: Path, ends: bool = False) -> Iterator[tuple[int, bytes]]:
             offset += len(raw)
             if lineno == 1 and raw.startswith(codecs.BOM_UTF8):
                 raw = raw[len(codecs.BOM_UTF8):]
-            text = raw.rstrip(b"\r\n")
-            yield (lineno, text, raw[len(text):]) if ends else (lineno, text)
+            yield lineno, raw if ends else raw.rstrip(b"\r\n")
 
 
-def _csv_records(lines: Iterator[tuple[int, bytes, bytes]]) -> Iterator[tuple[int, bytes]]:
+def _csv_records(lines: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:
     r"""CSV records from physical lines, as RFC 4180 reads them: a quoted field may hold line
     breaks, so a line that ends inside a quoted field is joined (its line end kept, as the
     field's text) with the lines up to the one that closes it. The record is numbered by its
@@ -278,52 +280,54 @@ def _csv_records(lines: Iterator[tuple[int, bytes, bytes]]) -> Iterator[tuple[in
     and the lines after it are read again as records of their own. So a stray quote costs its
     own line, and never the lines after it.
 
-    >>> lines = [(1, b'a,b', b"\n"), (2, b'x,"y', b"\r\n"), (3, b'z"', b"\n"),
-    ...          (4, b'"open', b"\n"), (5, b"c,d", b"")]
+    >>> lines = [(1, b'a,b\n'), (2, b'x,"y\r\n'), (3, b'z"\n'), (4, b'"open\n'), (5, b"c,d")]
     >>> list(_csv_records(iter(lines)))
     [(1, b'a,b'), (2, b'x,"y\r\nz"'), (4, b'"open'), (5, b'c,d')]
     """
     limit = csv.field_size_limit()
-    todo: list[tuple[int, bytes, bytes]] = []  # lines read again after an unclosed quote
-    damage: DamagedFile | None = None
     width: int | None = None  # the header's fields, once read
-
-    def next_line() -> tuple[int, bytes, bytes] | None:
-        nonlocal damage
-        if todo:
-            return todo.pop()
-        if damage is not None:
-            return None
+    damage: DamagedFile | None = None
+    rest: Iterator[tuple[int, bytes]] = iter(lines)
+    while True:
+        again: list[tuple[int, bytes]] = []  # lines read again after a line alone
         try:
-            return next(lines, None)
+            for lineno, raw in rest:
+                text = raw.rstrip(b"\r\n")
+                if b'"' in text and _quote_open(text):
+                    parts, size = [(lineno, raw)], len(raw)
+                    while True:
+                        try:
+                            following = next(rest, None)
+                        except DamagedFile as exc:
+                            damage, following = exc, None
+                        if following is None or size + len(following[1]) > limit:
+                            if following is not None:
+                                parts.append(following)
+                            again = parts[1:]
+                            break
+                        parts.append(following)
+                        size += len(following[1])
+                        last = following[1].rstrip(b"\r\n")
+                        if not _quote_open(last, inside=True):
+                            record = b"".join(part[1] for part in parts[:-1]) + last
+                            fields = _fields(record)
+                            if fields is not None and (width is None or len(fields) == width):
+                                text = record
+                            else:
+                                again = parts[1:]
+                            break
+                if width is None and text.strip():
+                    fields = _fields(text)
+                    width = -1 if fields is None else len(fields)
+                yield lineno, text
+                if again:
+                    break
+            else:
+                break
         except DamagedFile as exc:
             damage = exc
-            return None
-
-    while (line := next_line()) is not None:
-        lineno, text, end = line
-        if b'"' in text and _quote_open(text):
-            parts, size = [line], len(text)
-            while True:
-                following = next_line()
-                if following is None or size + len(following[1]) > limit:
-                    if following is not None:
-                        parts.append(following)
-                    break
-                parts.append(following)
-                size += len(parts[-2][2]) + len(following[1])
-                if not _quote_open(following[1], inside=True):
-                    record = b"".join(part for _, t, e in parts[:-1] for part in (t, e)) \
-                        + following[1]
-                    fields = _fields(record)
-                    if fields is not None and (width is None or len(fields) == width):
-                        text, parts = record, [line]
-                    break
-            todo.extend(reversed(parts[1:]))  # unless joined: the first line alone, the rest again
-        if width is None and text.strip():
-            fields = _fields(text)
-            width = -1 if fields is None else len(fields)
-        yield lineno, text
+            break
+        rest = itertools.chain(again, rest)
     if damage is not None:
         raise damage
 
@@ -557,6 +561,11 @@ def _read_csv_line(text: str, schema: RowSchema, stream: str,
 
 def _read_arff_line(text: str, schema: RowSchema, stream: str,
                     location: str) -> Example | LabelOnly | None:
+    if "?" not in text and "'" not in text and '"' not in text and "{" not in text \
+            and "%" not in text:  # most lines: numbers and a declared label
+        example = columns_example(_split_arff(text), schema, stream, location)
+        if example is not None:
+            return example
     row = _parse_arff_line(text, schema)
     return None if row is None else to_item(row, schema, stream, location)
 
@@ -615,7 +624,21 @@ _ARFF_ESCAPE = re.compile(r"\\(.)")
 
 
 def _split_arff(text: str) -> list[str]:
-    """Split one ARFF line into values; the csv module cannot take both quote characters."""
+    """Split one ARFF line into values; the csv module cannot take both quote characters.
+
+    A line without a quote is split at its commas, each value stripped, which is what the
+    pattern reads in it (tests/test_rows_bulk.py).
+
+    >>> _split_arff(" 1, 'a b',2 "), _split_arff("1 ,\t2,")
+    (['1', 'a b', '2'], ['1', '2', ''])
+    """
+    if "'" not in text and '"' not in text:
+        return [value.strip() for value in text.split(",")]
+    return _split_arff_quoted(text)
+
+
+def _split_arff_quoted(text: str) -> list[str]:
+    """:func:`_split_arff` by its pattern, value after value (any line)."""
     values: list[str] = []
     position = 0
     while True:
