@@ -563,7 +563,9 @@ def _read_arff_line(text: str, schema: RowSchema, stream: str,
                     location: str) -> Example | LabelOnly | None:
     if "?" not in text and "'" not in text and '"' not in text and "{" not in text \
             and "%" not in text:  # most lines: numbers and a declared label
-        example = columns_example(_split_arff(text), schema, stream, location)
+        # split at the commas and not stripped: columns_example strips the label and the id,
+        # and float() the spaces around a number, as the pattern does
+        example = columns_example(text.split(","), schema, stream, location)
         if example is not None:
             return example
     row = _parse_arff_line(text, schema)
