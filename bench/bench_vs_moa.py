@@ -464,13 +464,13 @@ def startup(repeat: int) -> None:
             "--set", "evaluation.alarms.adwin=false"],
     }
     for name, command in runs.items():
-        walls = [timed(command)[0] for _ in range(repeat)]
-        print(f"{name}: best {min(walls):.2f} s of {', '.join(f'{w:.2f}' for w in walls)} "
-              f"(load {load()})", flush=True)
-    probe = ("import time; t = time.perf_counter(); import numpy as np; "
+        times = [timed(command) for _ in range(repeat)]
+        print(f"{name}: best {min(t[0] for t in times):.2f} s wall, "
+              f"{min(t[1] for t in times):.2f} s CPU (load {load()})", flush=True)
+    probe = ("import time; t = time.process_time(); import numpy as np; "
              "from foldstream.operators import detectors; "
              "a = detectors.Adwin(0.002); a.update_many(np.ones(1000)); "
-             "print(time.perf_counter() - t)")
+             "print(time.process_time() - t)")
     with tempfile.TemporaryDirectory() as empty:
         cold = [float(subprocess.run([sys.executable, "-c", probe], capture_output=True,
                                      text=True, check=True, env={**os.environ,
@@ -478,7 +478,7 @@ def startup(repeat: int) -> None:
                 for i in range(repeat)]
     warm = [float(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                                  check=True).stdout) for _ in range(repeat)]
-    print(f"numba, ADWIN's first batch in a fresh process: empty cache (compiled) best "
+    print(f"numba, ADWIN's first batch in a fresh process, CPU: empty cache (compiled) best "
           f"{min(cold):.2f} s, cache on disk best {min(warm):.2f} s (load {load()})")
     jvm = ("import time; t = time.perf_counter(); "
            "from foldstream.operators.moa import start_jvm; start_jvm(); s = time.perf_counter(); "
