@@ -1,6 +1,21 @@
 """foldstream against MOA's own ``EvaluatePrequentialCV``, in the same run (bench/README.md).
 
-Two measurements:
+* ``--whole`` (what a user waits for, the headline of bench/README.md): ``foldstream run`` as
+  a fresh process each time, its whole wall time (interpreter start, imports, the JVM, reading
+  the file, the evaluation, the records) and the CPU time of the process and its children,
+  beside the summary's job clock; alternating, in the same minute, with MOA's own task run the
+  same way (``java ... moa.DoTask EvaluatePrequentialCV``, its wall and CPU time and the
+  evaluation CPU time it reports), on the same ARFF file: Electricity and all of Forest
+  Covertype (``--data``), 10-fold bootstrap, cumulative window, no detectors, MOA's
+  ``NoChange`` against river's ``NoChangeClassifier`` and each ``--learners`` MOA learner
+  through foldstream against itself in MOA. ``uptime``'s load is printed beside each round
+  (the machine may be shared).
+* ``--startup``: what a start costs: ``foldstream --help`` and ``foldstream validate`` (a
+  configuration without learners to build: a MOA learner is checked in the JVM), a
+  1,000-example run, whole process each; numba's compiled loops on first use with an empty
+  cache against the cache on disk; the JVM's start and MOA's first learner.
+
+Other measurements, inside one process (warm: the second run of a process on):
 
 * ``paths``: the per-example cost of driving one MOA learner on one fold from Python, by each
   path tried: per example through JPype (``predict_one`` + ``learn_one`` of
@@ -41,6 +56,7 @@ from __future__ import annotations
 import argparse
 import csv
 import gzip
+import os
 import platform
 import resource
 import subprocess
@@ -48,6 +64,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 from foldstream.connectors.files import packaged_elec_path
 from foldstream.operators.fanout import FanOut, FanOutPlan
@@ -317,6 +334,166 @@ def profile_run(overrides: list[str], folds: int) -> None:
         print(f"    {part}: {seconds:.2f} s, {seconds / total:.0%}")
 
 
+# --------------------------------------------------------------------------- whole process
+WHOLE_OVERRIDES = ["evaluation.mode=bootstrap", "evaluation.window={kind: cumulative}",
+                   "evaluation.alarms.page_hinkley=null", "evaluation.alarms.adwin=false"]
+NOCHANGE = ("functions.NoChange", "learners=[{name: nc, model: river.dummy.NoChangeClassifier}]")
+
+
+def load() -> str:
+    """The machine's load averages (1, 5, 15 minutes), as ``uptime`` shows them."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def write_covtype_arff(path: Path) -> int:
+    """All of Forest Covertype (``dataset://covtype``) as ARFF, its classes in foldstream's
+    order (first appearance); returns its examples."""
+    from foldstream.connectors.datasets import dataset_path
+
+    with gzip.open(dataset_path("covtype"), "rt", newline="") as fh:
+        reader = csv.reader(fh)
+        header = next(reader)
+        data = list(reader)
+    classes = list(dict.fromkeys(r[-1] for r in data))
+    with path.open("w") as fh:
+        fh.write("@relation covtype\n")
+        fh.writelines(f"@attribute {name} numeric\n" for name in header[:-1])
+        fh.write(f"@attribute {header[-1]} {{{','.join(classes)}}}\n@data\n")
+        fh.writelines(",".join(r) + "\n" for r in data)
+    return len(data)
+
+
+class Whole(NamedTuple):
+    """One fresh process: its wall time, the CPU time of it and its children, and the job
+    clock it reports (foldstream: the summary's ``wall_time_s``; MOA: its evaluation CPU)."""
+
+    wall: float
+    cpu: float
+    clock: float
+
+
+def timed(command: list[str]) -> tuple[float, float]:
+    """Run ``command`` to its end: (wall s, CPU s of it and its children)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise RuntimeError(f"{command[:3]} failed ({done.returncode}): {done.stderr[-2000:]}")
+    return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
+def foldstream_whole(arff: Path, label: str, learner: str, folds: int) -> Whole:
+    """``foldstream run`` on ``arff`` in a fresh process (the ``foldstream`` beside this
+    interpreter)."""
+    import json
+
+    with tempfile.TemporaryDirectory() as tmp:
+        sink = Path(tmp) / "metrics.jsonl"
+        sets = [f"source={{kind: file, path: {arff}, label: {label}}}", learner, *WHOLE_OVERRIDES,
+                f"evaluation.folds={folds}", f"sink.path={sink}"]
+        command = [str(Path(sys.executable).with_name("foldstream")), "run", "--quiet",
+                   *(a for o in sets for a in ("--set", o))]
+        wall, cpu = timed(command)
+        summary = json.loads(sink.read_text().splitlines()[-1])
+    assert summary["type"] == "summary", summary
+    return Whole(wall, cpu, float(summary["wall_time_s"]))
+
+
+def moa_whole(arff: Path, learner: str, folds: int) -> Whole:
+    """MOA's ``EvaluatePrequentialCV`` (bootstrap) on ``arff`` in a fresh JVM."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "cv.csv"
+        wall, cpu = timed(["java", "-Xmx2g", "-cp", str(ensure_moa_jar()), "moa.DoTask",
+                           f"EvaluatePrequentialCV -l ({learner}) -s (ArffFileStream -f {arff}) "
+                           f"-e BasicClassificationPerformanceEvaluator -w {folds} "
+                           f"-a Bootstrap-Validation -f 100000000 -d {out}"])
+        last = list(csv.DictReader(out.open()))[-1]
+    return Whole(wall, cpu, float(last["evaluation time (cpu seconds)"]))
+
+
+def whole(data: list[str], moa_learners: list[str], folds: int, repeat: int) -> None:
+    """The ``--whole`` table (see the module docstring): the best of ``repeat`` rounds, each
+    round MOA's task then foldstream's run, one after the other, fresh processes."""
+    print("| data | learner | MOA whole process | foldstream whole process | x MOA (whole) "
+          "| MOA CPU | foldstream CPU | MOA's evaluation CPU | foldstream job clock | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in data:
+            arff = Path(tmp) / f"{name}.arff"
+            if name == "elec":
+                write_arff(arff)
+                label = "target"
+            else:
+                write_covtype_arff(arff)
+                label = "Cover_Type"
+            pairs = [NOCHANGE, *((m, learner_overrides(m)[0]) for m in moa_learners)]
+            for moa_learner, overrides in pairs:
+                best_moa = best_fs = Whole(*[float("inf")] * 3)
+                loads = []
+                for round_ in range(repeat):
+                    moa = moa_whole(arff, moa_learner, folds)
+                    ours = foldstream_whole(arff, label, overrides, folds)
+                    loads.append(load())
+                    print(f"# {name} {moa_learner} round {round_ + 1}: MOA {moa.wall:.2f} s "
+                          f"(cpu {moa.cpu:.2f}), foldstream {ours.wall:.2f} s (cpu {ours.cpu:.2f},"
+                          f" job clock {ours.clock:.2f}); load {loads[-1]}", flush=True)
+                    best_moa = min(best_moa, moa)
+                    best_fs = min(best_fs, ours)
+                print(f"| {name} | {moa_learner} | {best_moa.wall:.2f} s | {best_fs.wall:.2f} s | "
+                      f"{best_moa.wall / best_fs.wall:.2f} | {best_moa.cpu:.2f} s | "
+                      f"{best_fs.cpu:.2f} s | {best_moa.clock:.2f} s | {best_fs.clock:.2f} s | "
+                      f"{'; '.join(loads)} |", flush=True)
+
+
+def startup(repeat: int) -> None:
+    """The ``--startup`` figures (see the module docstring), the best of ``repeat`` each."""
+    exe = str(Path(sys.executable).with_name("foldstream"))
+    elec = packaged_elec_path()
+    no_learner_check = ["--set", "learners=[{name: nc, model: river.dummy.NoChangeClassifier}]"]
+    runs = {
+        "foldstream --help": [exe, "--help"],
+        "foldstream validate (a river NoChange learner)": [exe, "validate", *no_learner_check],
+        "foldstream validate (the embedded default: three river trees)": [exe, "validate"],
+        "foldstream run, 1,000 examples, the default's learners": [
+            exe, "run", "--quiet", "--set", "source.limit=1000", "--set", "sink={kind: stdout}"],
+        "foldstream run, 1,000 examples, NoChange, no detectors": [
+            exe, "run", "--quiet", "--set", "source.limit=1000", "--set", "sink={kind: stdout}",
+            *no_learner_check, "--set", "evaluation.alarms.page_hinkley=null",
+            "--set", "evaluation.alarms.adwin=false"],
+    }
+    for name, command in runs.items():
+        times = [timed(command) for _ in range(repeat)]
+        print(f"{name}: best {min(t[0] for t in times):.2f} s wall, "
+              f"{min(t[1] for t in times):.2f} s CPU (load {load()})", flush=True)
+    probe = ("import time; t = time.process_time(); import numpy as np; "
+             "from foldstream.operators import detectors; "
+             "a = detectors.Adwin(0.002); a.update_many(np.ones(1000)); "
+             "print(time.process_time() - t)")
+    with tempfile.TemporaryDirectory() as empty:
+        cold = [float(subprocess.run([sys.executable, "-c", probe], capture_output=True,
+                                     text=True, check=True, env={**os.environ,
+                                     "NUMBA_CACHE_DIR": f"{empty}/{i}"}).stdout)
+                for i in range(repeat)]
+    warm = [float(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                                 check=True).stdout) for _ in range(repeat)]
+    print(f"numba, ADWIN's first batch in a fresh process, CPU: empty cache (compiled) best "
+          f"{min(cold):.2f} s, cache on disk best {min(warm):.2f} s (load {load()})")
+    jvm = ("import time; t = time.perf_counter(); "
+           "from foldstream.operators.moa import start_jvm; start_jvm(); s = time.perf_counter(); "
+           "from foldstream.operators.learners import LearnerSpec; "
+           "m = LearnerSpec('m', 'moa.classifiers.trees.HoeffdingTree').build(0); "
+           "m.learn_one({'a': 1.0}, 'u'); m.predict_one({'a': 1.0}); "
+           "print(s - t, time.perf_counter() - s)")
+    times = [tuple(map(float, subprocess.run([sys.executable, "-c", jvm], capture_output=True,
+                                             text=True, check=True).stdout.split()))
+             for _ in range(repeat)]
+    print(f"JVM: start (MOA's jar cached) best {min(t[0] for t in times):.2f} s, then MOA's "
+          f"first Hoeffding tree built, one example learnt and predicted best "
+          f"{min(t[1] for t in times):.2f} s (load {load()})")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--learners", default="trees.HoeffdingTree,bayes.NaiveBayes")
@@ -331,7 +508,18 @@ def main(argv: list[str] | None = None) -> int:
                         "(separated by |)")
     parser.add_argument("--profile", action="store_true",
                         help="a cProfile of one more warm run of each learner, by part")
+    parser.add_argument("--whole", action="store_true",
+                        help="fresh processes, whole wall time, alternating with MOA's task")
+    parser.add_argument("--data", default="elec,covtype", help="--whole: elec and/or covtype")
+    parser.add_argument("--startup", action="store_true", help="what a start costs")
     args = parser.parse_args(argv)
+    if args.whole:
+        moa_learners = [m for m in args.learners.split(",") if m]
+        whole(args.data.split(","), moa_learners, args.folds, args.repeat)
+        return 0
+    if args.startup:
+        startup(args.repeat)
+        return 0
     if args.memory:
         memory(args.memory, args.learners.split(",")[0])
         return 0

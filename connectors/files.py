@@ -1,11 +1,13 @@
 """Labelled examples from CSV, ARFF and JSON Lines files, gzipped or not (docs/method.md §1, §11).
 
-A file is read in binary, in batches of physical lines, each line parsed on its own, so that
-one bad line costs one :class:`~foldstream.operators.records.Rejected` record and never the run.
+A file is read in binary, in batches of lines, each line parsed on its own, so that one bad
+line costs one :class:`~foldstream.operators.records.Rejected` record and never the run. A CSV
+record is read as RFC 4180 says: a quoted field may hold separators, doubled quotes and line
+breaks, so a record may span lines (:func:`_csv_records`; it is numbered by its first line).
 Each format has its own small line parser that only splits a line into ``{name: raw value}``;
 turning raw values into labels, keys and features, and every check on them, is shared with
-Kafka messages (:mod:`foldstream.connectors.rows`). A CSV line of plain numbers takes a quicker
-way to the same example (:func:`~foldstream.connectors.rows.columns_example`).
+Kafka messages (:mod:`foldstream.connectors.rows`). A CSV or ARFF line of plain numbers takes a
+quicker way to the same example (:func:`~foldstream.connectors.rows.columns_example`).
 
 What is rejected, always with the line number and the column or field in the reason:
 a line that is not valid UTF-8; a malformed line (CSV quoting, JSON syntax, a JSON value that
@@ -34,6 +36,7 @@ import contextlib
 import dataclasses
 import csv
 import gzip
+import itertools
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -112,7 +115,7 @@ def iter_file(path: PathLike, *, label: str, stream: str | None = None,
     fmt = _detect_format(path, fmt)
     # The header is read (and the file closed) now, so that a bad header fails at the call;
     # the returned generator opens the file again.
-    with contextlib.closing(_lines(path)) as lines:
+    with contextlib.closing(_records(path, fmt)) as lines:
         try:
             schema = _HEADER_READERS[fmt](lines, path, label, id_field, frozenset(nominal))
         except DamagedFile as exc:
@@ -153,7 +156,7 @@ def count_rows(path: PathLike, fmt: str | None = None, at_most: int | None = Non
     count = 0
     in_data = fmt == "jsonl"
     try:
-        with contextlib.closing(_lines(path)) as lines:
+        with contextlib.closing(_records(path, fmt)) as lines:
             for _, raw in lines:
                 line = raw.strip()
                 if not line:
@@ -233,8 +236,15 @@ class DamagedFile(ValueError):
         self.lineno, self.offset = lineno, offset
 
 
-def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    """Yield ``(line number, line without its end)`` in binary, from 1.
+def _records(path: Path, fmt: str) -> Iterator[tuple[int, bytes]]:
+    """:func:`_lines`, but for CSV its records: a line whose quoted field goes on past its end
+    joined with the lines that complete it (:func:`_csv_records`), numbered by its first line."""
+    return _csv_records(_lines(path, ends=True)) if fmt == "csv" else _lines(path)
+
+
+def _lines(path: Path, ends: bool = False) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(line number, line without its end)`` in binary, from 1; with ``ends``,
+    the line with its end.
 
     Raises :class:`DamagedFile` where the file stops being readable.
     """
@@ -253,8 +263,111 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
             offset += len(raw)
             if lineno == 1 and raw.startswith(codecs.BOM_UTF8):
                 raw = raw[len(codecs.BOM_UTF8):]
-            yield lineno, raw.rstrip(b"\r\n")
+            yield lineno, raw if ends else raw.rstrip(b"\r\n")
 
+
+def _csv_records(lines: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:
+    r"""CSV records from physical lines, as RFC 4180 reads them: a quoted field may hold line
+    breaks, so a line that ends inside a quoted field is joined (its line end kept, as the
+    field's text) with the lines up to the one that closes it. The record is numbered by its
+    first line.
+
+    A line joined so must make a well-formed row (one record, as the csv module reads it,
+    valid UTF-8, as many fields as the header, the file's first record): if it does not, or if
+    the lines to the end of the file (or to its damage), or more than
+    ``csv.field_size_limit()`` bytes (the longest field the csv module reads), leave the quote
+    open, the first line is a record by itself (rejected, as malformed, as before any joining)
+    and the lines after it are read again as records of their own. So a stray quote costs its
+    own line, and never the lines after it.
+
+    >>> lines = [(1, b'a,b\n'), (2, b'x,"y\r\n'), (3, b'z"\n'), (4, b'"open\n'), (5, b"c,d")]
+    >>> list(_csv_records(iter(lines)))
+    [(1, b'a,b'), (2, b'x,"y\r\nz"'), (4, b'"open'), (5, b'c,d')]
+    """
+    limit = csv.field_size_limit()
+    width: int | None = None  # the header's fields, once read
+    damage: DamagedFile | None = None
+    rest: Iterator[tuple[int, bytes]] = iter(lines)
+    while True:
+        again: list[tuple[int, bytes]] = []  # lines read again after a line alone
+        try:
+            for lineno, raw in rest:
+                text = raw.rstrip(b"\r\n")
+                if b'"' in text and _quote_open(text):
+                    parts, size = [(lineno, raw)], len(raw)
+                    while True:
+                        try:
+                            following = next(rest, None)
+                        except DamagedFile as exc:
+                            damage, following = exc, None
+                        if following is None or size + len(following[1]) > limit:
+                            if following is not None:
+                                parts.append(following)
+                            again = parts[1:]
+                            break
+                        parts.append(following)
+                        size += len(following[1])
+                        last = following[1].rstrip(b"\r\n")
+                        if not _quote_open(last, inside=True):
+                            record = b"".join(part[1] for part in parts[:-1]) + last
+                            fields = _fields(record)
+                            if fields is not None and (width is None or len(fields) == width):
+                                text = record
+                            else:
+                                again = parts[1:]
+                            break
+                if width is None and text.strip():
+                    fields = _fields(text)
+                    width = -1 if fields is None else len(fields)
+                yield lineno, text
+                if again:
+                    break
+            else:
+                break
+        except DamagedFile as exc:
+            damage = exc
+            break
+        rest = itertools.chain(again, rest)
+    if damage is not None:
+        raise damage
+
+
+def _fields(record: bytes) -> list[str] | None:
+    """The fields of one CSV record as the csv module reads it, or None if it is not valid
+    UTF-8, is malformed, or reads as more than one record."""
+    try:
+        rows = list(csv.reader([record.decode("utf-8")], strict=True))
+    except (UnicodeDecodeError, csv.Error):
+        return None
+    return rows[0] if len(rows) == 1 else None
+
+
+def _quote_open(text: bytes, inside: bool = False) -> bool:
+    """Whether a CSV record ends inside a quoted field, by the csv module's rules: a quote at
+    the start of a field opens it, two quotes in it are one, a quote followed by anything else
+    closes it (a quote inside an unquoted field is a character). ``inside``: ``text`` goes on
+    a record whose quoted field was open at the end of its previous line.
+
+    >>> [_quote_open(t) for t in (b'a,"b', b'"a""b",c', b'a"b,c', b'"a"x,"b', b'x,""')]
+    [True, False, False, True, False]
+    >>> _quote_open(b'b",c', inside=True), _quote_open(b'b"",c', inside=True)
+    (False, True)
+    """
+    start = not inside
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if inside:
+            if c == 0x22:  # '"'
+                if i + 1 < n and text[i + 1] == 0x22:
+                    i += 2
+                    continue
+                inside = False
+        elif c == 0x22 and start:
+            inside = True
+        start = not inside and c == 0x2C  # ','
+        i += 1
+    return inside
 
 def _decode(raw: bytes) -> str:
     try:
@@ -271,7 +384,7 @@ def _read_examples(path: Path, schema: RowSchema, stream: str,
     accepted = 0
     if limit == 0:
         return
-    lines = _lines(path)
+    lines = _records(path, schema.fmt)
     while True:
         batch: list[tuple[int, bytes]] = []
         damaged = None
@@ -339,7 +452,8 @@ def _csv_header(lines: Iterator[tuple[int, bytes]], path: Path, label: str,
         except Reject as exc:
             raise ValueError(f"{path.name}:{lineno}: unreadable header row: {exc}") from None
         _check_names(columns, path, "column", label, id_field, nominal)
-        return RowSchema("csv", label, id_field, nominal, columns, first_data_line=lineno + 1)
+        return RowSchema("csv", label, id_field, nominal, columns,
+                         first_data_line=lineno + 1 + raw.count(b"\n"))
     raise ValueError(f"{path.name} is empty: a CSV file needs a header row naming its columns")
 
 
@@ -447,6 +561,13 @@ def _read_csv_line(text: str, schema: RowSchema, stream: str,
 
 def _read_arff_line(text: str, schema: RowSchema, stream: str,
                     location: str) -> Example | LabelOnly | None:
+    if "?" not in text and "'" not in text and '"' not in text and "{" not in text \
+            and "%" not in text:  # most lines: numbers and a declared label
+        # split at the commas and not stripped: columns_example strips the label and the id,
+        # and float() the spaces around a number, as the pattern does
+        example = columns_example(text.split(","), schema, stream, location)
+        if example is not None:
+            return example
     row = _parse_arff_line(text, schema)
     return None if row is None else to_item(row, schema, stream, location)
 
@@ -505,7 +626,21 @@ _ARFF_ESCAPE = re.compile(r"\\(.)")
 
 
 def _split_arff(text: str) -> list[str]:
-    """Split one ARFF line into values; the csv module cannot take both quote characters."""
+    """Split one ARFF line into values; the csv module cannot take both quote characters.
+
+    A line without a quote is split at its commas, each value stripped, which is what the
+    pattern reads in it (tests/test_rows_bulk.py).
+
+    >>> _split_arff(" 1, 'a b',2 "), _split_arff("1 ,\t2,")
+    (['1', 'a b', '2'], ['1', '2', ''])
+    """
+    if "'" not in text and '"' not in text:
+        return [value.strip() for value in text.split(",")]
+    return _split_arff_quoted(text)
+
+
+def _split_arff_quoted(text: str) -> list[str]:
+    """:func:`_split_arff` by its pattern, value after value (any line)."""
     values: list[str] = []
     position = 0
     while True:

@@ -9,16 +9,15 @@ import logging
 import os
 import signal
 import sys
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from foldstream.job import exitcodes, logs
-from foldstream.job.config import Config, ConfigError, check_sinks, load_config
-from foldstream.job.engines.stopping import exit_code, stop_text
-from foldstream.job.runner import run_configuration
-from foldstream.job.tools import experiment
-from foldstream.job.tools.tables import typed
-from foldstream.operators.aggregator import COMPARE
+
+if TYPE_CHECKING:
+    from foldstream.job.config import Config
+
+# Each command imports what it uses when it runs (`foldstream --help` imports none of the
+# engines, numpy, scipy, numba, the JVM or Flink; tests/test_startup.py checks it).
 
 _log = logging.getLogger(__name__)
 
@@ -43,12 +42,41 @@ def _positive(text: str) -> float:
     return value
 
 
-def _parser() -> argparse.ArgumentParser:
+def _command(argv: list[str]) -> str | None:
+    """The command ``argv`` names: its first word that is neither an option nor the value of
+    ``--log-level`` (the one option before a command that takes a value); None if none.
+
+    >>> _command(["--log-level", "debug", "report", "m.jsonl"]), _command(["--help"])
+    ('report', None)
+    """
+    words = iter(argv)
+    for word in words:
+        if word.startswith("--l") and "=" not in word and "--log-level".startswith(word):
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
+
+
+def _parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """``foldstream``'s parser. Given the ``argv`` it will parse, the arguments of the tools
+    whose defaults live in their own modules (dashboard, report, experiment) are added only for
+    the command ``argv`` names, so that no other command, ``--help`` included, imports them."""
+    command = None if argv is None else _command(argv)
+
+    def wanted(name: str) -> bool:
+        return argv is None or command == name
+
     parser = argparse.ArgumentParser(
         prog="foldstream",
         description="k-fold prequential evaluation of streaming classifiers with paired tests.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
+    compared = ""  # the compared measures: plot's and watch's default, read where they are named
+    if wanted("plot") or wanted("watch"):
+        from foldstream.operators.aggregator import COMPARE
+
+        compared = ",".join(COMPARE)
 
     run = commands.add_parser("run", help="run an evaluation (no CONFIG: the embedded default)")
     run.add_argument("config", nargs="?", help="a YAML configuration (docs/method.md §11)")
@@ -73,15 +101,15 @@ def _parser() -> argparse.ArgumentParser:
     plot = commands.add_parser("plot", help="draw figures from a metrics JSON Lines file")
     plot.add_argument("metrics", help="a metrics JSON Lines file (or kafka://HOST:PORT/TOPIC)")
     plot.add_argument("--out", default="plots", help="folder of the figures (default: plots/)")
-    plot.add_argument("--measures", default=",".join(COMPARE),
-                      help=f"comma-separated measures to draw (default: {','.join(COMPARE)})")
+    plot.add_argument("--measures", default=compared,
+                      help=f"comma-separated measures to draw (default: {compared})")
     plot.add_argument("--format", dest="formats", default="png",
                       help="comma-separated file formats, e.g. png,svg (default: png)")
 
     watch = commands.add_parser("watch", help="a live table of a metrics file or topic")
     watch.add_argument("source", help="a metrics JSON Lines file, or kafka://HOST:PORT/TOPIC")
-    watch.add_argument("--measures", default=",".join(COMPARE),
-                       help=f"comma-separated measures to show (default: {','.join(COMPARE)})")
+    watch.add_argument("--measures", default=compared,
+                       help=f"comma-separated measures to show (default: {compared})")
     watch.add_argument("--follow", action=argparse.BooleanOptionalAction, default=True,
                        help="keep reading as records arrive, until Ctrl-C (default); "
                             "--no-follow: read to the end and exit")
@@ -109,11 +137,33 @@ def _parser() -> argparse.ArgumentParser:
                               "(default: source.id_field; without an id column, the positions)")
     produce.add_argument("--quiet", action="store_true", help="no progress bar")
 
-    from foldstream.job.tools import dashboard as dash, report as rep
-    from foldstream.job.tools.dashboard.state import DEFAULT_HISTORY
-
     dashboard = commands.add_parser(
         "dashboard", help="a live web page of metrics files or topics (charts, tests, verdicts)")
+    report = commands.add_parser(
+        "report", help="one self-contained HTML file of a run's records (figures, tables)")
+    experiment = commands.add_parser(
+        "experiment", help="how often each test rejects: Type I and II errors over replications "
+                           "(docs/method.md §14)")
+    if wanted("dashboard"):
+        _dashboard_arguments(dashboard)
+    if wanted("report"):
+        _report_arguments(report)
+    if wanted("experiment"):
+        from foldstream.job.tools.experiment import add_arguments
+
+        add_arguments(experiment)
+
+    from foldstream.job.tools import cluster
+
+    cluster.add_parsers(commands)  # cluster, submit, jobs, stop: the Flink cluster path
+    _add_log_level(parser, commands.choices.values())
+    return parser
+
+
+def _dashboard_arguments(dashboard: argparse.ArgumentParser) -> None:
+    from foldstream.job.tools import dashboard as dash
+    from foldstream.job.tools.dashboard.state import DEFAULT_HISTORY
+
     dashboard.add_argument("sources", nargs="+", metavar="SOURCE",
                            help="a metrics JSON Lines file (may still be growing) or "
                                 "kafka://HOST:PORT/TOPIC; several allowed")
@@ -132,8 +182,10 @@ def _parser() -> argparse.ArgumentParser:
                            metavar="SECONDS", help=f"how often to look for new records "
                                                    f"(default: {dash.DEFAULT_INTERVAL})")
 
-    report = commands.add_parser(
-        "report", help="one self-contained HTML file of a run's records (figures, tables)")
+
+def _report_arguments(report: argparse.ArgumentParser) -> None:
+    from foldstream.job.tools import report as rep
+
     report.add_argument("metrics", help="a metrics JSON Lines file (or kafka://HOST:PORT/TOPIC)")
     report.add_argument("-o", "--out", default=rep.DEFAULT_OUT,
                         help=f"the HTML file to write (default: {rep.DEFAULT_OUT})")
@@ -142,14 +194,6 @@ def _parser() -> argparse.ArgumentParser:
                              f"(default: {','.join(rep.DEFAULT_MEASURES)})")
     report.add_argument("--figures", choices=rep.FIGURE_FORMATS, default=rep.FIGURE_FORMATS[0],
                         help=f"how figures are embedded (default: {rep.FIGURE_FORMATS[0]})")
-
-    experiment.add_parser(commands)
-
-    from foldstream.job.tools import cluster
-
-    cluster.add_parsers(commands)  # cluster, submit, jobs, stop: the Flink cluster path
-    _add_log_level(parser, commands.choices.values())
-    return parser
 
 
 def _add_log_level(parser: argparse.ArgumentParser, subcommands) -> None:
@@ -176,6 +220,11 @@ def run(config: Config, *, progress: bool = True, tables: bool = True,
         resume: str | None = None) -> int:
     """``foldstream run``: :func:`~foldstream.job.runner.run_configuration`, then the tables,
     the warnings and the exit code."""
+    from rich.console import Console
+
+    from foldstream.job.runner import run_configuration
+    from foldstream.job.tools.tables import typed
+
     # Tables go to stdout unless the records do.
     tables_console = Console(stderr=config.sink.kind == "stdout")
     if not tables_console.is_terminal:  # a log or a pipe: room for the tables, not 80 columns
@@ -231,8 +280,6 @@ def _ends_cleanly(main):
     """
     import functools
 
-    from foldstream.connectors.sinks import SinkWriteFailed
-
     @functools.wraps(main)
     def command(argv: list[str] | None = None) -> int:
         try:
@@ -246,7 +293,11 @@ def _ends_cleanly(main):
             if isinstance(stop.__context__, BrokenPipeError):
                 return exitcodes.BROKEN_PIPE
             raise
-        except SinkWriteFailed as error:
+        except _sink_write_failed() as error:
+            from rich.console import Console
+
+            from foldstream.job.tools.tables import typed
+
             if error.filename == "standard output":
                 _silence_stdout()
             kept = "" if error.lines is None else \
@@ -260,10 +311,20 @@ def _ends_cleanly(main):
             if os.environ.get("FOLDSTREAM_TRACEBACK"):
                 raise
             _log.debug("the command failed", exc_info=error)  # --log-level debug: the traceback
+            from rich.console import Console
+
             Console(stderr=True).print(f"[red]error:[/] {_unforeseen(error)}", highlight=False,
                                        soft_wrap=True)
             return exitcodes.FAILED
     return command
+
+
+def _sink_write_failed() -> type[Exception]:
+    """:class:`~foldstream.connectors.sinks.SinkWriteFailed`, imported only when an error
+    reaches its handler (an ``except`` clause is evaluated then), not at every start."""
+    from foldstream.connectors.sinks import SinkWriteFailed
+
+    return SinkWriteFailed
 
 
 def _unforeseen(error: BaseException) -> str:
@@ -272,6 +333,8 @@ def _unforeseen(error: BaseException) -> str:
     bug report; ``FOLDSTREAM_TRACEBACK=1`` shows it instead)."""
     import tempfile
     import traceback
+
+    from foldstream.job.tools.tables import typed
 
     text = "".join(traceback.format_exception(error))
     try:
@@ -296,7 +359,9 @@ def _silence_stdout() -> None:
 
 @_ends_cleanly
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    if argv is None:
+        argv = sys.argv[1:]
+    args = _parser(argv).parse_args(argv)
     logs.setup(args.log_level)
     from foldstream.job.tools import cluster
 
@@ -307,6 +372,12 @@ def main(argv: list[str] | None = None) -> int:
         from importlib import import_module
 
         return import_module(f"foldstream.job.tools.{args.command}").main(args)
+    from rich.console import Console
+
+    from foldstream.job.config import ConfigError, check_sinks, load_config
+    from foldstream.job.engines.stopping import exit_code, stop_text
+    from foldstream.job.tools.tables import typed
+
     err = Console(stderr=True, soft_wrap=True)  # a long path stays whole, to copy
     try:
         config = load_config(args.config, args.overrides)

@@ -73,13 +73,13 @@ relies on.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import scipy.special
 
 # The one ADWIN of the project (the windows of §4 and the alarms of §7 use it too): river's
 # algorithm compiled, with the same decisions (operators/detectors.py).
@@ -125,8 +125,16 @@ UNDECIDED = "undecided"
 _K1 = (ETA**0.25 + ETA**-0.25) / math.sqrt(2.0)
 _K2 = (math.sqrt(ETA) + 1.0) / 2.0
 _LOG_ETA = math.log(ETA)
-_ZETA_S = float(scipy.special.zeta(S))
 _TOLERANCE = 1e-6  # how far k * d may be from an integer numerator (float noise only)
+
+
+@functools.cache
+def _zeta_s() -> float:
+    """Riemann's zeta at ``S``, computed on first use, so that importing this module
+    does not import scipy (a command that needs no test starts without it)."""
+    import scipy.special
+
+    return float(scipy.special.zeta(S))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -184,7 +192,7 @@ def boundary(variance: float, alpha: float, v_min: float = V_MIN) -> float:
         raise ValueError(f"variance must be a nonnegative finite number, got {variance}")
     v = max(variance, v_min)
     a = alpha / 2.0
-    ell = S * math.log(math.log(ETA * v / v_min)) + math.log(_ZETA_S / (a * _LOG_ETA**S))
+    ell = S * math.log(math.log(ETA * v / v_min)) + math.log(_zeta_s() / (a * _LOG_ETA**S))
     lin = _K2 * SCALE_C * ell
     return math.sqrt(_K1 * _K1 * v * ell + lin * lin) + lin
 
@@ -207,7 +215,7 @@ def boundary_array(variance: Any, alpha: float, v_min: float = V_MIN) -> np.ndar
         raise ValueError("variances must be nonnegative finite numbers")
     v = np.maximum(variance, v_min)
     a = alpha / 2.0
-    ell = S * np.log(np.log(ETA * v / v_min)) + math.log(_ZETA_S / (a * _LOG_ETA**S))
+    ell = S * np.log(np.log(ETA * v / v_min)) + math.log(_zeta_s() / (a * _LOG_ETA**S))
     lin = _K2 * SCALE_C * ell
     return np.sqrt(_K1 * _K1 * v * ell + lin * lin) + lin
 

@@ -29,8 +29,6 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
-import scipy.special
-import scipy.stats
 
 from foldstream.operators.records import plain
 
@@ -287,6 +285,8 @@ def _asymptotic_pvalue(ranks: _SignedRanks, r_plus: float, alternative: str,
     if se == 0.0:
         return math.nan
     z = (r_plus - mean) / se
+    import scipy.special  # here, not at the top: a command that runs no test never imports scipy
+
     if correction:
         sign = {"greater": 1.0, "less": -1.0}.get(alternative, float(np.sign(z)))
         z = z - sign * 0.5 / se
@@ -470,6 +470,8 @@ def signed_rank_sums(a: Sequence[Value], b: Sequence[Value]) -> tuple[float, flo
 @functools.lru_cache(maxsize=4096)
 def _sign_pvalue(wins: int, n: int) -> float:
     """``scipy.stats.binomtest(wins, n, 0.5).pvalue``, computed once per ``(wins, n)``."""
+    import scipy.stats
+
     return float(scipy.stats.binomtest(wins, n, 0.5).pvalue)
 
 
@@ -529,6 +531,8 @@ def sign_test(a: Sequence[Value], b: Sequence[Value], alpha: float) -> dict:
 
 @functools.lru_cache(maxsize=128)
 def _nemenyi_q_cached(n_learners: int, alpha: float) -> float:
+    import scipy.stats
+
     q = scipy.stats.studentized_range.ppf(1.0 - alpha, n_learners, np.inf)
     return float(q) / math.sqrt(2.0)
 
@@ -638,6 +642,8 @@ def friedman_nemenyi(
 
     # table[j, i]: usable fold j, learner i
     table = np.array([[float(values[i][j]) for i in range(n_learners)] for j in usable])
+    import scipy.stats
+
     ranks = scipy.stats.rankdata(-table, method="average", axis=1)
     result["average_ranks"] = [float(r) for r in ranks.mean(axis=0)]
 
@@ -723,6 +729,8 @@ def mcnemar(folds_a: Sequence[Value], folds_b: Sequence[Value], alpha: float) ->
         return result
     diff = float(a - b)
     statistic = math.copysign(diff * diff / float(a + b), diff) if diff else 0.0
+    import scipy.stats
+
     p_value = float(scipy.stats.chi2.sf(abs(statistic), 1))
     result["statistic"] = statistic
     result["p_value"] = p_value

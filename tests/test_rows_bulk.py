@@ -98,6 +98,46 @@ def test_csv_rows_read_as_the_checks_read_them(cells, label, key, short, with_id
         == checks_outcome(files._read_csv_line, text, schema, "s", "f:2")
 
 
+# ------------------------------------------------------------------------------------ ARFF
+@FUZZ
+@given(st.text(alphabet=st.characters(blacklist_characters="'\"\r\n"), max_size=40)
+       | st.text(alphabet=" ,a1?%{}\t\x0b\x0c\x1c\x85\xa0\u2028\u3000\\", max_size=30))
+def test_arff_lines_without_quotes_split_as_the_pattern_splits_them(text):
+    assert files._split_arff(text) == files._split_arff_quoted(text)
+
+
+ARFF_CELL = CELL | st.sampled_from(["?", " ? ", "%", "{1", "'1'", '"2"', "1 }"])
+
+
+@FUZZ
+@given(st.lists(ARFF_CELL, min_size=0, max_size=5), LABEL_TEXT | st.just("?"), ID_TEXT,
+       st.booleans(), st.booleans(), st.booleans(), st.booleans(), st.booleans())
+@example(["1", "?"], "u", "7", False, False, False, True, False)
+@example(["1", "2"], "?", "7", False, False, False, True, True)
+@example(["{1", "2"], "u", "7", False, False, False, True, False)
+def test_arff_rows_read_as_the_checks_read_them(cells, label, key, short, with_id, nominal,
+                                                declared, question):
+    """An ARFF data line read by the quick path (split at commas, :func:`columns_example`)
+    and by the pattern and the checks alone: the same example, or the same rejection."""
+    names = [f"f{i}" for i in range(len(cells))]
+    columns = tuple(names + ["y"] + (["id"] if with_id else []))
+    values = cells + [label] + ([key] if with_id else [])
+    if short:
+        values = values[:-1]
+    allowed = {"u", "d", "?"} if question else {"u", "d"}
+    schema = RowSchema("arff", "y", "id" if with_id else None,
+                       frozenset(names[:1]) if nominal else frozenset(), columns,
+                       categories={"y": frozenset(allowed)} if declared else {})
+    text = ", ".join(values)
+
+    def checks_alone(*args):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(files, "_split_arff", files._split_arff_quoted)
+            return checks_outcome(files._read_arff_line, *args)
+    assert outcome(files._read_arff_line, text, schema, "s", "f:2") \
+        == checks_alone(text, schema, "s", "f:2")
+
+
 JSON_VALUE = st.recursive(
     st.none() | st.booleans() | st.integers(-(10 ** 30), 10 ** 30)
     | st.sampled_from([2 ** 63, -(2 ** 63) - 1, 2 ** 64, 10 ** 400, 2 ** 53 + 1])

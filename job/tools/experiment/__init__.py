@@ -49,13 +49,13 @@ from foldstream.job.tools.experiment.design import LOOKS, MEASURE, MODES, NOISE_
 from foldstream.job.tools.experiment.rates import CONFIDENCE, Rate, RateTable, markdown_report, \
     markdown_table, rate_table, rates_figure, rejection_rates, rich_table, wilson, write_outputs
 from foldstream.job.tools.experiment.run import ExperimentRun, ReplicationFailed, \
-    ResultsMismatch, add_parser, main, read_results, run_experiment, run_replication
+    ResultsMismatch, add_arguments, main, read_results, run_experiment, run_replication
 
 __all__ = [
     "CONFIDENCE", "LOOKS", "MEASURE", "MODES", "NOISE_FILTER", "TESTS", "ConditionsConfig",
     "DatasetConfig", "ExactNullConfig", "ExperimentConfig", "ExperimentRun", "Outcome", "Pair",
     "Rate", "RateTable", "ReplicationFailed", "ReplicationResult", "ResultsMismatch",
-    "Task", "add_parser", "final_accuracy", "fingerprint", "has_seed", "load_experiment", "main",
+    "Task", "add_arguments", "final_accuracy", "fingerprint", "has_seed", "load_experiment", "main",
     "markdown_report", "markdown_table", "noise_condition", "outcomes_of", "pairs",
     "rate_table", "rates_figure", "read_results", "rejection_rates", "rejects",
     "replication_seed", "rich_table", "role_seed", "run_configs", "run_experiment",

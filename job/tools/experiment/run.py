@@ -254,11 +254,8 @@ def _progress(total: int, completed: int, enabled: bool, console
 
 
 # ------------------------------------------------------------------------------ command line
-def add_parser(commands) -> None:
+def add_arguments(parser) -> None:
     """The ``experiment`` subcommand's arguments (``foldstream experiment --help``)."""
-    parser = commands.add_parser(
-        "experiment", help="how often each test rejects: Type I and II errors over replications "
-                           "(docs/method.md §14)")
     parser.add_argument("config", help="an experiment YAML file (conf/experiments/)")
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="processes running replications (default: the number of cores)")

@@ -1,0 +1,63 @@
+"""A quick start: the command line imports what a command uses when it runs it.
+
+``foldstream --help`` and the import of the command line load no numerical library, engine or
+JVM bridge (each costs from a tenth of a second to seconds at start); a command's own help loads
+its tool. Checked in a fresh interpreter through ``sys.modules``, never by a timing.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("numpy", "scipy", "numba", "pandas", "river", "pyflink", "jpype", "pyarrow")
+
+
+def _loaded_after(code: str) -> list[str]:
+    """The top-level packages of :data:`HEAVY` and the foldstream modules loaded by ``code``
+    in a fresh interpreter."""
+    probe = (f"import contextlib, io, json, sys\n{code}\n"
+             f"print(json.dumps(sorted(m for m in sys.modules "
+             f"if m.split('.')[0] in {HEAVY!r} or m.startswith('foldstream.'))))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def _heavy(modules: list[str]) -> list[str]:
+    return sorted({m.split(".")[0] for m in modules if m.split(".")[0] in HEAVY})
+
+
+def test_importing_the_command_line_loads_no_heavy_library():
+    assert _heavy(_loaded_after("import foldstream.job.cli")) == []
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--log-level", "debug", "--help"],
+                                  ["run", "--help"], ["validate", "--help"]])
+def test_help_loads_no_heavy_library_and_no_tool(argv):
+    loaded = _loaded_after(
+        "from foldstream.job.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n"
+        f"        main({argv!r})\n"
+        "    except SystemExit:\n"
+        "        pass")
+    assert _heavy(loaded) == []
+    assert not [m for m in loaded if m.startswith(("foldstream.job.tools.report",
+                                                   "foldstream.job.tools.experiment",
+                                                   "foldstream.job.tools.dashboard.",
+                                                   "foldstream.job.config",
+                                                   "foldstream.job.runner"))]
+
+
+def test_a_tools_help_still_shows_its_defaults():
+    """The tools whose defaults live in their modules get their arguments when named."""
+    for command, default in (("report", "--figures"), ("dashboard", "--history"),
+                             ("experiment", "--workers")):
+        done = subprocess.run([sys.executable, "-m", "foldstream.job.cli", "--log-level",
+                               "warning", command, "--help"], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        assert default in done.stdout
