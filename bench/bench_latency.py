@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_latency.py [--rate 2000] [--examples 20000] [--bootstrap HOST:PORT]
 
-Starts a Tansu broker (unless --bootstrap names one), starts `foldstream run` with an unbounded
+Starts an Apache Kafka broker (unless --bootstrap names one), starts `foldstream run` with an unbounded
 Kafka source and a Kafka sink in a child process, waits for it to report on a warm-up stream,
 then produces Electricity at a steady rate, stamping the send time of every example, while a
 consumer stamps the arrival of each `measures` record. Latency = arrival(report p) - send(p).
@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from bench_flink import CheckpointWatch, free_port, rows, tansu  # noqa: E402
+from bench_flink import CheckpointWatch, free_port, kafka_broker, rows  # noqa: E402
 
 
 STAGES = ("fan-in", "fan-out", "learners-in", "learners-out", "aggregator")
@@ -76,7 +76,7 @@ def main() -> None:
 
     broker = None
     if args.bootstrap is None:
-        broker = tansu().__enter__()
+        broker = kafka_broker().__enter__()
         bs = broker.bootstrap
     else:
         bs = args.bootstrap

@@ -190,10 +190,10 @@ engine: {{kind: flink}}
 
 
 def test_a_job_whose_python_cannot_start_fails_the_submit_with_the_reason(
-        cluster, capsys, tmp_path, tansu, kafka_jars):
+        cluster, capsys, tmp_path, kafka_broker, kafka_jars):
     """``flink run --detached`` exits 0 for this job; ``foldstream submit`` follows it, cancels
     it and exits 1 with Flink's root cause."""
-    config = _config(tmp_path, tansu.bootstrap, "cp", kafka_jars, bounded=False,
+    config = _config(tmp_path, kafka_broker.bootstrap, "cp", kafka_jars, bounded=False,
                      python_executable=str(tmp_path / "no-such-python"))
     code, out, err = _submit(cluster, capsys, config)
     assert code == exitcodes.FAILED, out + err
@@ -204,11 +204,11 @@ def test_a_job_whose_python_cannot_start_fails_the_submit_with_the_reason(
     _wait(lambda: Overview.of(cluster.address).slots_available == SLOTS, 60, "the slots back")
 
 
-def test_a_bounded_job_writes_the_in_process_records(cluster, capsys, tmp_path, tansu,
+def test_a_bounded_job_writes_the_in_process_records(cluster, capsys, tmp_path, kafka_broker,
                                                      kafka_jars):
     from foldstream.connectors.kafka import produce_jsonl
 
-    bs, n = tansu.bootstrap, 1000
+    bs, n = kafka_broker.bootstrap, 1000
     config = _config(tmp_path, bs, "cb", kafka_jars, bounded=True)
     produce_jsonl(bs, "cb-in", "s", _rows(0, n), one_per_batch=True)
     code, out, err = _submit(cluster, capsys, config)
@@ -223,14 +223,14 @@ def test_a_bounded_job_writes_the_in_process_records(cluster, capsys, tmp_path, 
 
 
 def test_a_killed_taskmanager_restores_and_a_savepoint_resumes(cluster, capsys, tmp_path,
-                                                                tansu, kafka_jars):
+                                                                kafka_broker, kafka_jars):
     """A live job: SIGKILL of the TaskManager, a new one started (``cluster start``): the job
     restores from its checkpoint; then ``foldstream stop`` with a savepoint and ``submit
     --resume``: only new positions appear, and the whole topic equals the in-process run."""
     from foldstream.connectors.kafka import produce_jsonl
     from foldstream.job.engines.flink.cluster import alive, session_members
 
-    bs = tansu.bootstrap
+    bs = kafka_broker.bootstrap
     first, second, third = 600, 600, 400
     config = _config(tmp_path, bs, "cl", kafka_jars, bounded=False,
                      checkpoint_interval_ms=1000)

@@ -102,8 +102,8 @@ def test_the_events_are_out_of_order_and_hold_every_case():
 
 
 @pytest.fixture(scope="module")
-def broker(tansu):
-    return tansu
+def broker(kafka_broker):
+    return kafka_broker
 
 
 @pytest.mark.kafka

@@ -20,10 +20,10 @@ pytestmark = [pytest.mark.kafka, pytest.mark.flink]
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_produce_run_watch_plot_through_kafka(tansu, kafka_jars, tmp_path, capsys):
+def test_produce_run_watch_plot_through_kafka(kafka_broker, kafka_jars, tmp_path, capsys):
     from foldstream.connectors.kafka import create_topics, read_topic
 
-    bs = tansu.bootstrap
+    bs = kafka_broker.bootstrap
     create_topics(bs, ["e2e-metrics", "e2e-rejected"])
     assert main(["produce", "--bootstrap-servers", bs, "--topic", "e2e-examples", "--limit", "1500",
                  "--quiet"]) == 0

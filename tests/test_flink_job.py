@@ -82,14 +82,14 @@ def test_flink_at_parallelism_2_writes_the_records_of_the_in_process_engine(elec
 
 
 @pytest.mark.kafka
-def test_kafka_in_kafka_out_equals_the_in_process_engine(elec_path, tansu, kafka_jars, tmp_path):
+def test_kafka_in_kafka_out_equals_the_in_process_engine(elec_path, kafka_broker, kafka_jars, tmp_path):
     """Electricity produced into a topic, evaluated by the job, read back from the metrics topic;
     bad messages (one of 5 MB) go to the dead-letter topic and the job goes on."""
     from foldstream.connectors.kafka import create_topics, produce_jsonl, read_topic
     from foldstream.connectors.messages import MessageParser
     from foldstream.job.engines.flink import run as flink_run
 
-    bs = tansu.bootstrap
+    bs = kafka_broker.bootstrap
     create_topics(bs, ["fj-examples", "fj-metrics", "fj-rejected"])
     lines = gzip.decompress(elec_path.read_bytes()).decode().splitlines()
     header = lines[0].split(",")
@@ -166,7 +166,7 @@ def test_a_failure_mid_stream_restarts_from_the_checkpoint_with_nothing_lost_or_
 
 
 @pytest.mark.kafka
-def test_an_unbounded_kafka_source_reports_live_and_flushes_partial_batches(tansu, kafka_jars,
+def test_an_unbounded_kafka_source_reports_live_and_flushes_partial_batches(kafka_broker, kafka_jars,
                                                                             tmp_path):
     """`foldstream run` on an unbounded topic: 600 examples in batches of 500 still give the
     report at position 600, flushed by the timer, while the job keeps running."""
@@ -176,7 +176,7 @@ def test_an_unbounded_kafka_source_reports_live_and_flushes_partial_batches(tans
 
     from foldstream.connectors.kafka import create_topics, produce_jsonl, read_topic
 
-    bs = tansu.bootstrap
+    bs = kafka_broker.bootstrap
     create_topics(bs, ["live-in", "live-out", "live-dead"])
     config = tmp_path / "live.yaml"
     config.write_text(f"""

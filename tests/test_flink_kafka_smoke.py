@@ -27,8 +27,8 @@ def jars(kafka_jars):
 
 
 @pytest.fixture(scope="module")
-def broker(tansu):
-    return tansu
+def broker(kafka_broker):
+    return kafka_broker
 
 
 def test_kafka_roundtrip_keyed_parallelism_2(broker, jars):

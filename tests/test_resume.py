@@ -71,10 +71,10 @@ def _end(job: subprocess.Popen) -> None:
 
 @pytest.mark.kafka
 @pytest.mark.flink  # slow (tests/conftest.py)
-def test_a_killed_live_run_resumes_from_its_checkpoint(tansu, kafka_jars, tmp_path):
+def test_a_killed_live_run_resumes_from_its_checkpoint(kafka_broker, kafka_jars, tmp_path):
     from foldstream.connectors.kafka import create_topics, produce_jsonl
 
-    bs = tansu.bootstrap
+    bs = kafka_broker.bootstrap
     create_topics(bs, ["rs-in", "rs-out", "rs-dead"])
     checkpoints = tmp_path / "checkpoints"
     config = tmp_path / "live.yaml"

@@ -126,12 +126,12 @@ def test_a_signal_ignored_at_start_stays_ignored():
 
 
 @pytest.mark.kafka
-def test_produce_stopped_by_sigterm_delivers_what_was_read(tansu):
+def test_produce_stopped_by_sigterm_delivers_what_was_read(kafka_broker):
     from foldstream.connectors.kafka import read_topic
 
     process = command("produce", "--set", "source={kind: generator, model: "
                       "river.datasets.synth.SEA, limit: 100000}", "--bootstrap-servers",
-                      tansu.bootstrap, "--topic", "stopped", "--rate", "50", "--quiet")
+                      kafka_broker.bootstrap, "--topic", "stopped", "--rate", "50", "--quiet")
     wait_for(lambda: takes_sigterm(process.pid), process)
     time.sleep(2.0)  # sending
     out, err = stop(process, signal.SIGTERM)
@@ -139,5 +139,5 @@ def test_produce_stopped_by_sigterm_delivers_what_was_read(tansu):
     assert "Traceback" not in out + err
     assert out.startswith("interrupted: what was read before SIGTERM was sent")
     sent = int(out.split("\nsent ")[1].split()[0])
-    messages = read_topic(tansu.bootstrap, "stopped")
+    messages = read_topic(kafka_broker.bootstrap, "stopped")
     assert 0 < sent == len(messages) and all(json.loads(v) for _, v in messages)

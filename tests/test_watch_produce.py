@@ -126,8 +126,8 @@ def test_watch_a_missing_file_fails_cleanly(tmp_path, capsys):
 
 # ------------------------------------------------------------------------- against a broker
 @pytest.fixture(scope="module")
-def broker(tansu):
-    return tansu
+def broker(kafka_broker):
+    return kafka_broker
 
 
 @pytest.fixture
