@@ -1,6 +1,6 @@
 """The four commands of the README's "stream into Kafka and watch it live", end to end.
 
-`foldstream produce` fills a topic of a real Kafka-protocol broker (Tansu) from Electricity,
+`foldstream produce` fills a topic of a real Apache Kafka broker from Electricity,
 `foldstream run conf/kafka.yaml` evaluates it on Flink, `foldstream watch` and `foldstream plot`
 read the metrics back from the topic. Every record read back validates against the schema.
 """

@@ -90,7 +90,8 @@ def test_kafka_in_kafka_out_equals_the_in_process_engine(elec_path, kafka_broker
     from foldstream.job.engines.flink import run as flink_run
 
     bs = kafka_broker.bootstrap
-    create_topics(bs, ["fj-examples", "fj-metrics", "fj-rejected"])
+    create_topics(bs, ["fj-metrics", "fj-rejected"])
+    create_topics(bs, ["fj-examples"], configs={"max.message.bytes": str(8 << 20)})
     lines = gzip.decompress(elec_path.read_bytes()).decode().splitlines()
     header = lines[0].split(",")
     rows = [dict(zip(header, line.split(","))) for line in lines[1:1501]]
@@ -190,8 +191,7 @@ engine: {{kind: flink, parallelism: 2, batch_size: 500, jars: {json.dumps([str(j
     job = subprocess.Popen([sys.executable, "-m", "foldstream.job.cli", "run", "--quiet", str(config)],
                            stdout=log, stderr=subprocess.STDOUT)
     try:
-        produce_jsonl(bs, "live-in", "s", [{"a": i % 7, "y": i % 2} for i in range(600)],
-                      one_per_batch=False)
+        produce_jsonl(bs, "live-in", "s", [{"a": i % 7, "y": i % 2} for i in range(600)])
         positions: set[int] = set()
         deadline = time.time() + 120
         while 600 not in positions and time.time() < deadline and job.poll() is None:

@@ -72,8 +72,8 @@ def test_a_bad_level_is_a_usage_error_naming_the_choices():
 
 
 def test_a_broker_that_does_not_describe_the_topic_is_logged(kafka_broker, caplog):
-    """Tansu answers DescribeConfigs with no entries: the limit is the producer's, and the log
-    says why (it used to be silent)."""
+    """A broker that describes no max.message.bytes: the limit is the producer's, and the log
+    says why."""
     from foldstream.connectors.kafka import create_topics, topic_max_message_bytes
 
     create_topics(kafka_broker.bootstrap, ["log-limit"])

@@ -744,7 +744,7 @@ class RecordReader:
     def _kafka_follow(self, bootstrap: str, topic: str) -> Iterator[list[Record]]:
         from kafka import KafkaConsumer, TopicPartition
 
-        # assign, not subscribe: no consumer group needed, and Tansu's group subscribe is broken.
+        # assign, not subscribe: a reader of the whole topic needs no consumer group.
         consumer = KafkaConsumer(bootstrap_servers=bootstrap.split(","), group_id=None,
                                  enable_auto_commit=False, auto_offset_reset="earliest",
                                  client_id="foldstream-watch")
