@@ -224,7 +224,11 @@ def topic_max_message_bytes(bootstrap: str | Sequence[str], topic: str,
         admin = KafkaAdminClient(bootstrap_servers=_servers(bootstrap),
                                  client_id=f"{_CLIENT_ID}-admin",
                                  request_timeout_ms=max(500, int(timeout_s * 1000)))
-        answer = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
+        resource = ConfigResource(ConfigResourceType.TOPIC, topic)
+        try:  # every value, the broker's defaults too (kafka-python 3 lists only the modified)
+            answer = admin.describe_configs([resource], config_filter="all")
+        except TypeError:  # an older kafka-python: every value is its default
+            answer = admin.describe_configs([resource])
         found = _find_config(answer, "max.message.bytes")
         why = "it reports none"
     except Exception as error:  # noqa: BLE001 - an answer we cannot read is no answer
