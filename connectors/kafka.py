@@ -21,6 +21,12 @@ from typing import Any
 _CLIENT_ID = "foldstream"
 log = logging.getLogger(__name__)
 
+#: How foldstream's readers of records (``watch``, ``dashboard``, ``plot``, ``report``) read a
+#: topic: committed messages only. A topic written exactly-once is then read once (neither the
+#: records of a transaction still open nor those of an aborted one); on a topic written without
+#: transactions every message is committed, so nothing changes there.
+RECORDS_ISOLATION = "read_committed"
+
 
 class KafkaUnavailable(RuntimeError):
     """No Kafka broker answered at the configured bootstrap servers."""
