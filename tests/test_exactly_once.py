@@ -94,10 +94,10 @@ engine: {{kind: flink, parallelism: 1, learner_slots: shared, batch_size: 50,
                            start_new_session=True)
     try:
         # the first part committed: a checkpoint completed after its last report was written
-        _wait(lambda: FIRST in _positions(_metrics(bs, "eo-out")), 180, job, log)
+        _wait(lambda: FIRST in _positions(_metrics(bs, "eo-out")), 300, job, log)
         assert not marker.exists()
         produce_jsonl(bs, "eo-in", "s", _rows(FIRST, FIRST + SECOND))
-        _wait(lambda: FIRST + SECOND in _positions(_metrics(bs, "eo-out")), 180, job, log)
+        _wait(lambda: FIRST + SECOND in _positions(_metrics(bs, "eo-out")), 300, job, log)
         time.sleep(2)  # the rest of that report, were it not whole
     finally:
         try:
