@@ -172,12 +172,12 @@ def kafka_jars() -> list[str]:
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def tansu():
-    """A Tansu broker (tests/broker.py), not yet started."""
+def kafka_broker():
+    """An Apache Kafka broker (tests/broker.py), not yet started."""
     spec = importlib.util.spec_from_file_location("broker", ROOT / "tests" / "broker.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.TansuBroker()
+    return module.KafkaBroker()
 
 
 def rows(n: int) -> list[dict]:
@@ -192,11 +192,11 @@ def rows(n: int) -> list[dict]:
 
 
 def kafka_examples(n: int):
-    """A Tansu broker holding the first ``n`` Electricity rows in the topic ``examples`` (one
+    """An Apache Kafka broker holding the first ``n`` Electricity rows in the topic ``examples`` (one
     message per row, keyed ``elec``); returns the broker and the source override reading them."""
     from foldstream.connectors.kafka import create_topics, produce_jsonl
 
-    broker = tansu().__enter__()
+    broker = kafka_broker().__enter__()
     create_topics(broker.bootstrap, ["examples"])
     started = time.perf_counter()
     produce_jsonl(broker.bootstrap, "examples", "elec", rows(n))
@@ -278,7 +278,7 @@ def main() -> None:
                         help="P=2 without and with checkpoints every 10 s (the default interval "
                              "of a live source) instead; report their sizes and durations")
     parser.add_argument("--kafka-checkpoints", action="store_true",
-                        help="as --checkpoints, reading the examples from a Kafka topic (Tansu) "
+                        help="as --checkpoints, reading the examples from a Kafka topic (Apache Kafka) "
                              "produced beforehand")
     parser.add_argument("--aligned", action="store_true",
                         help="with --checkpoints or --kafka-checkpoints: also a run with aligned "

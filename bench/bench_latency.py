@@ -1,11 +1,18 @@
 """Live operation: how long after example p arrives is the report for position p in Kafka?
 
     .venv/bin/python bench/bench_latency.py [--rate 2000] [--examples 20000] [--bootstrap HOST:PORT]
+        [--guarantee exactly-once] [--checkpoint-ms 10000] [--backlog 20000]
 
-Starts a Tansu broker (unless --bootstrap names one), starts `foldstream run` with an unbounded
-Kafka source and a Kafka sink in a child process, waits for it to report on a warm-up stream,
-then produces Electricity at a steady rate, stamping the send time of every example, while a
-consumer stamps the arrival of each `measures` record. Latency = arrival(report p) - send(p).
+Starts an Apache Kafka broker (tests/broker.py; unless --bootstrap names one), starts
+`foldstream run` with an unbounded Kafka source and a Kafka sink (``sink.delivery_guarantee``
+from --guarantee) in a child process, waits for it to report on a warm-up stream, then produces
+Electricity at a steady rate, stamping the send time of every example, while a consumer stamps
+the arrival of each `measures` record. Latency = arrival(report p) - send(p). The consumer reads
+``read_committed`` under exactly-once (a report is there once its checkpoint committed it).
+
+``--backlog N`` measures throughput instead: N examples are sent at once (after the warm-up),
+and the job's rate is N over the time from the send of the first to the arrival of the report
+at N, for the same reader.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from bench_flink import CheckpointWatch, free_port, rows, tansu  # noqa: E402
+from bench_flink import CheckpointWatch, free_port, kafka_broker, rows  # noqa: E402
 
 
 STAGES = ("fan-in", "fan-out", "learners-in", "learners-out", "aggregator")
@@ -66,6 +73,13 @@ def main() -> None:
     parser.add_argument("--checkpoint-stats", action="store_true",
                         help="poll the mini-cluster's REST API for the checkpoints' sizes and "
                              "durations (the polling itself costs the job some CPU)")
+    parser.add_argument("--guarantee", default="at-least-once",
+                        choices=["at-least-once", "exactly-once"],
+                        help="sink.delivery_guarantee (exactly-once: read_committed reader)")
+    parser.add_argument("--backlog", type=int, default=None, metavar="N",
+                        help="throughput: send N examples at once and time the report at N")
+    parser.add_argument("--start-timeout", type=float, default=300.0, metavar="S",
+                        help="seconds the job may take to report on the warm-up stream")
     parser.add_argument("--stages", action="store_true",
                         help="also print when each report's example passed each stage")
     args = parser.parse_args()
@@ -76,7 +90,7 @@ def main() -> None:
 
     broker = None
     if args.bootstrap is None:
-        broker = tansu().__enter__()
+        broker = kafka_broker().__enter__()
         bs = broker.bootstrap
     else:
         bs = args.bootstrap
@@ -92,7 +106,8 @@ def main() -> None:
     env = {**os.environ, "FOLDSTREAM_TRACE": str(trace_file)} if args.stages else None
     config.write_text(f"""
 source: {{kind: kafka, bootstrap_servers: "{bs}", topic: examples, bounded: false, label: target}}
-sink: {{kind: kafka, bootstrap_servers: "{bs}", topic: metrics, dead_letter_topic: metrics-rejected}}
+sink: {{kind: kafka, bootstrap_servers: "{bs}", topic: metrics, dead_letter_topic: metrics-rejected,
+        delivery_guarantee: {args.guarantee}}}
 evaluation: {{mode: bootstrap, folds: {args.folds}, report_every: {args.report_every}}}
 learners:
   - {{name: hoeffding_tree, model: river.tree.HoeffdingTreeClassifier}}
@@ -107,8 +122,9 @@ engine: {{kind: flink, parallelism: 2, batch_size: 500, flush_ms: {args.flush_ms
     stop = threading.Event()
 
     def consume() -> None:
-        # a short fetch wait: Tansu holds a fetch for its full wait even when records are there
-        consumer = KafkaConsumer(bootstrap_servers=bs, enable_auto_commit=False, fetch_max_wait_ms=100)
+        isolation = "read_committed" if args.guarantee == "exactly-once" else "read_uncommitted"
+        consumer = KafkaConsumer(bootstrap_servers=bs, enable_auto_commit=False,
+                                 isolation_level=isolation)
         consumer.assign([TopicPartition("metrics", 0)])
         consumer.seek_to_beginning()
         while not stop.is_set():
@@ -133,10 +149,27 @@ engine: {{kind: flink, parallelism: 2, batch_size: 500, flush_ms: {args.flush_ms
             producer.send("examples", key=b"warmup", value=json.dumps(row).encode())
         producer.flush()
         while ("warmup", args.report_every) not in arrivals:
-            if job.poll() is not None or time.time() - started > 120:
-                raise SystemExit(f"the job did not report within 120 s; its log: {config.with_suffix('.log')}")
+            if job.poll() is not None or time.time() - started > args.start_timeout:
+                raise SystemExit(f"the job did not report within {args.start_timeout} s; "
+                                 f"its log: {config.with_suffix('.log')}")
             time.sleep(0.1)
-        print(f"job reporting {time.time() - started:.1f} s after start", flush=True)
+        print(f"job reporting {time.time() - started:.1f} s after start ({args.guarantee})",
+              flush=True)
+        if args.backlog:
+            backlog = rows(args.backlog)
+            t0 = time.time()
+            for row in backlog:
+                producer.send("examples", key=b"backlog", value=json.dumps(row).encode())
+            producer.flush()
+            last = args.backlog - args.backlog % args.report_every
+            while ("backlog", last) not in arrivals:
+                if job.poll() is not None or time.time() - t0 > 600:
+                    raise SystemExit("the job did not report the backlog within 600 s")
+                time.sleep(0.05)
+            took = arrivals[("backlog", last)] - t0
+            print(f"backlog {args.backlog} examples: report {last} read after {took:.1f} s, "
+                  f"{last / took:,.0f} examples/s", flush=True)
+            return
         sent: dict[int, float] = {}
         t0 = time.time()
         for i, row in enumerate(data, start=1):

@@ -3,14 +3,14 @@
     .venv/bin/python bench/bench_soak.py [--examples 1000000] [--rate 1000]
         [--checkpoint-ms 10000] [--sample-every 100000] [--json PATH]
 
-Starts a Tansu broker, starts `foldstream run` with an unbounded Kafka source, a Kafka sink and
+Starts an Apache Kafka broker (tests/broker.py), starts `foldstream run` with an unbounded Kafka source, a Kafka sink and
 checkpoints (retained in a temporary ``engine.checkpoint_dir``) in a child process, then produces
 river's SEA generator at a steady rate. A slow leak, a queue that grows or state that piles up
 in the checkpoints shows only after many examples, so at 100,000 examples, every
 ``--sample-every`` examples and at the end it records:
 
 - the resident memory (RSS, ``/proc/<pid>/status``) of every process: the `foldstream` client,
-  the JVM it starts, the Python workers the JVM starts, Tansu and this benchmark (the producer
+  the JVM it starts, the Python workers the JVM starts, the broker and this benchmark (the producer
   and the metrics consumer);
 - the lag: examples produced minus the position of the last ``measures`` record read from the
   metrics topic, and how long after its example was in Kafka that record was read;
@@ -38,7 +38,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from bench_flink import free_port, tansu  # noqa: E402
+from bench_flink import free_port, kafka_broker  # noqa: E402
 
 #: Seconds to wait for the job's first report, and for it to catch up at the end.
 START_TIMEOUT_S = 180
@@ -119,7 +119,7 @@ def processes(client: int, broker: int) -> dict[str, int]:
     """Name -> pid of the processes of the run. The JVM is the client's ``java`` descendant; the
     workers are the Python processes below the JVM (PyFlink starts each through a shell), named
     ``worker1, worker2, ...`` by pid. Shells and other helpers are left out."""
-    named = {"client": client, "tansu": broker, "bench": os.getpid()}
+    named = {"client": client, "broker": broker, "bench": os.getpid()}
     below = descendants(client)
     jvms = [p for p in below if _status(p).get("Name", "").strip() == "java"]
     if jvms:
@@ -187,7 +187,6 @@ class Reports:
     def _read(self) -> None:
         from kafka import KafkaConsumer, TopicPartition
 
-        # a short fetch wait: Tansu holds a fetch for its full wait even when records are there
         consumer = KafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False,
                                  fetch_max_wait_ms=100)
         consumer.assign([TopicPartition("metrics", 0)])
@@ -277,7 +276,7 @@ def main() -> None:
     from foldstream.connectors.kafka import create_topics
 
     work = Path(tempfile.mkdtemp(prefix="soak-"))
-    broker = tansu().__enter__()
+    broker = kafka_broker().__enter__()
     job = None
     reports = producer = None
     samples: list[Sample] = []

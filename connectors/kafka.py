@@ -5,13 +5,9 @@ JSON array of rows). These helpers serve tests, benchmarks and the pre-flight ch
 
 * :func:`check_bootstrap` fails within seconds, naming the bootstrap servers, when no broker
   answers (a Flink job would otherwise retry for minutes);
-* :func:`produce_jsonl` can send and wait for every record, so that each record is its own batch
-  (Tansu reports a partition's end offset as the first offset of its last batch plus one);
-* :func:`read_topic` uses ``assign``, not a consumer group (Tansu's group ``subscribe`` receives
-  nothing), and reads every partition from its beginning to its current end.
-
-The test broker's quirks these work around are written down in ``docs/platform.md`` ("The test
-broker: Tansu").
+* :func:`read_topic` uses ``assign``, not a consumer group (a reader of a whole topic needs no
+  group and commits nothing), and reads every partition from its beginning to its current end,
+  as a ``read_uncommitted`` (default) or ``read_committed`` reader.
 """
 
 from __future__ import annotations
@@ -24,6 +20,12 @@ from typing import Any
 
 _CLIENT_ID = "foldstream"
 log = logging.getLogger(__name__)
+
+#: How foldstream's readers of records (``watch``, ``dashboard``, ``plot``, ``report``) read a
+#: topic: committed messages only. A topic written exactly-once is then read once (neither the
+#: records of a transaction still open nor those of an aborted one); on a topic written without
+#: transactions every message is committed, so nothing changes there.
+RECORDS_ISOLATION = "read_committed"
 
 
 class KafkaUnavailable(RuntimeError):
@@ -87,8 +89,10 @@ def check_bootstrap(bootstrap: str | Sequence[str], timeout_s: float = 5.0,
 
 
 def create_topics(bootstrap: str | Sequence[str], names: Iterable[str], partitions: int = 1,
-                  replication: int = 1, timeout_s: float = 15.0) -> None:
-    """Create topics; ones that already exist are left as they are."""
+                  replication: int = 1, timeout_s: float = 15.0,
+                  configs: dict[str, str] | None = None) -> None:
+    """Create topics, with the topic settings ``configs`` (e.g. ``{"max.message.bytes":
+    "8388608"}``); ones that already exist are left as they are."""
     from kafka.admin import KafkaAdminClient, NewTopic
     from kafka.errors import TopicAlreadyExistsError
 
@@ -98,7 +102,8 @@ def create_topics(bootstrap: str | Sequence[str], names: Iterable[str], partitio
         for name in names:  # one at a time, so that one existing topic does not hide the others
             try:
                 admin.create_topics([NewTopic(name=name, num_partitions=partitions,
-                                              replication_factor=replication)],
+                                              replication_factor=replication,
+                                              topic_configs=dict(configs or {}))],
                                     timeout_ms=int(timeout_s * 1000))
             except TopicAlreadyExistsError:
                 log.debug("topic %s exists already: left as it is", name)
@@ -107,15 +112,14 @@ def create_topics(bootstrap: str | Sequence[str], names: Iterable[str], partitio
 
 
 def produce_jsonl(bootstrap: str | Sequence[str], topic: str, key: str | bytes | None,
-                  rows: Iterable[Any], one_per_batch: bool = True, partition: int | None = None,
+                  rows: Iterable[Any], partition: int | None = None,
                   timeout_s: float = 30.0) -> int:
     """Send each row as one message keyed ``key``; dicts and lists become JSON, strings and bytes
-    go as they are. ``one_per_batch`` waits for each record before the next, so every record is
-    its own batch. Returns the number of messages sent."""
+    go as they are. Returns once every message is acknowledged, with their number."""
     from kafka import KafkaProducer
 
     producer = KafkaProducer(bootstrap_servers=_servers(bootstrap), client_id=f"{_CLIENT_ID}-producer",
-                             acks="all", linger_ms=0 if one_per_batch else 5,
+                             acks="all", linger_ms=5,
                              request_timeout_ms=int(timeout_s * 1000))
     k = _encode(key)
     n = 0
@@ -123,11 +127,7 @@ def produce_jsonl(bootstrap: str | Sequence[str], topic: str, key: str | bytes |
         futures = []
         for row in rows:
             value = row if isinstance(row, (str, bytes)) else json.dumps(row, separators=(",", ":"))
-            fut = producer.send(topic, key=k, value=_encode(value), partition=partition)
-            if one_per_batch:
-                fut.get(timeout=timeout_s)
-            else:
-                futures.append(fut)
+            futures.append(producer.send(topic, key=k, value=_encode(value), partition=partition))
             n += 1
         producer.flush(timeout=timeout_s)
         for fut in futures:
@@ -137,41 +137,18 @@ def produce_jsonl(bootstrap: str | Sequence[str], topic: str, key: str | bytes |
     return n
 
 
-def end_offsets(bootstrap: str | Sequence[str], topic: str, timeout_s: float = 10.0,
-                exact: bool = False) -> dict[int, int]:
-    """``{partition: end offset}`` (the offset after the last message) of every partition.
-
-    ``exact=False`` returns what the broker reports (``ListOffsets`` latest). On Tansu that is
-    the first offset of the last batch plus one, short of the true end when the last batch holds
-    several records. ``exact=True`` corrects it: it fetches from the reported end minus one,
-    which returns the whole last batch, and takes the larger of the reported end and the last
-    offset read plus one (the same answer on a correct broker, at the price of one fetch).
-    """
+def end_offsets(bootstrap: str | Sequence[str], topic: str,
+                timeout_s: float = 10.0) -> dict[int, int]:
+    """``{partition: end offset}`` (the offset after the last message: ``ListOffsets`` latest) of
+    every partition."""
     from kafka import KafkaConsumer, TopicPartition
 
     consumer = KafkaConsumer(bootstrap_servers=_servers(bootstrap), enable_auto_commit=False,
                              client_id=f"{_CLIENT_ID}-offsets", group_id=None)
     try:
         tps = [TopicPartition(topic, p) for p in _partitions(consumer, topic, timeout_s)]
-        ends = {tp.partition: off for tp, off in
+        return {tp.partition: off for tp, off in
                 consumer.end_offsets(tps, timeout_ms=int(timeout_s * 1000)).items()}
-        if exact:
-            todo = [tp for tp in tps if ends[tp.partition] > 0]
-            if todo:
-                consumer.assign(todo)
-                for tp in todo:
-                    consumer.seek(tp, ends[tp.partition] - 1)
-                deadline = time.monotonic() + min(timeout_s, 5.0)
-                pending = {tp.partition for tp in todo}
-                while pending and time.monotonic() < deadline:
-                    for tp, records in consumer.poll(timeout_ms=200).items():
-                        if records:
-                            last = max(r.offset for r in records) + 1
-                            ends[tp.partition] = max(ends[tp.partition], last)
-                            pending.discard(tp.partition)
-                # Still pending: the last batch holds no data records (e.g. a transaction
-                # marker); the reported end stands.
-        return ends
     finally:
         consumer.close(autocommit=False)
 
@@ -193,6 +170,8 @@ def read_topic(bootstrap: str | Sequence[str], topic: str, timeout_s: float = 30
     """Every message of ``topic`` from the beginning to the end offsets found at the start, as
     ``(key, value)`` (``(partition, offset, key, value)`` with ``with_offsets``), partition by
     partition in offset order. Keys and values are decoded as UTF-8 unless ``decode=False``.
+    A ``read_committed`` reader ends at the last stable offset (before the first transaction
+    still open) and skips the messages of aborted transactions.
 
     Raises ``TimeoutError`` when the end is not reached within ``timeout_s``."""
     from kafka import KafkaConsumer, TopicPartition
@@ -242,7 +221,7 @@ def topic_max_message_bytes(bootstrap: str | Sequence[str], topic: str,
                             timeout_s: float = 5.0) -> int | None:
     """The topic's ``max.message.bytes`` as the broker reports it (its own setting or the
     broker's default), or ``None`` when the broker does not tell (no ``DescribeConfigs``, no
-    such entry, no permission: Tansu answers with no entries)."""
+    such entry, no permission, no such topic)."""
     from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 
     admin = None
@@ -251,9 +230,13 @@ def topic_max_message_bytes(bootstrap: str | Sequence[str], topic: str,
         admin = KafkaAdminClient(bootstrap_servers=_servers(bootstrap),
                                  client_id=f"{_CLIENT_ID}-admin",
                                  request_timeout_ms=max(500, int(timeout_s * 1000)))
-        answer = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
+        resource = ConfigResource(ConfigResourceType.TOPIC, topic)
+        try:  # every value, the broker's defaults too (kafka-python 3 lists only the modified)
+            answer = admin.describe_configs([resource], config_filter="all")
+        except TypeError:  # an older kafka-python: every value is its default
+            answer = admin.describe_configs([resource])
         found = _find_config(answer, "max.message.bytes")
-        why = "it reports none"  # Tansu answers with no entries
+        why = "it reports none"
     except Exception as error:  # noqa: BLE001 - an answer we cannot read is no answer
         why = f"{type(error).__name__}: {error}"
     finally:

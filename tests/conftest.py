@@ -1,8 +1,9 @@
-"""Shared fixtures: Electricity, the Kafka connector jars, and a real Kafka-protocol broker."""
+"""Shared fixtures: Electricity, the Kafka connector jars, and a real Apache Kafka broker."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import signal
 import sys
 from pathlib import Path
@@ -19,19 +20,27 @@ HERE = Path(__file__).resolve().parent
 ELEC = HERE.parent / "connectors" / "data" / "elec.csv.gz"  # the packaged copy: nothing outside the clone
 
 
-#: Fixtures that start a Kafka-protocol broker or fetch the Kafka connector jars.
-KAFKA_FIXTURES = frozenset({"tansu", "kafka_jars"})
+#: Fixtures that start the Kafka broker or fetch the Kafka connector jars.
+KAFKA_FIXTURES = frozenset({"kafka_broker", "kafka_jars"})
+#: Set (to anything but "" or 0) where the Kafka tests must run: a broker that cannot start then
+#: fails them instead of skipping them. `.ci/run` sets it.
+REQUIRE_KAFKA = "FOLDSTREAM_REQUIRE_KAFKA"
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
 def pytest_collection_modifyitems(config, items):
     """Every Flink and Kafka test is slow: a mini-cluster or a broker takes seconds to start.
+    Every test that uses the broker is a ``kafka`` test.
 
-    So ``pytest -m "not slow"`` leaves them out without each file having to say so twice.
+    So ``pytest -m "not slow"`` leaves them out, and ``pytest -m kafka`` selects every test on
+    the broker, without each file having to say so twice.
     """
     for item in items:
-        kafka = KAFKA_FIXTURES & set(getattr(item, "fixturenames", ()))
-        if kafka or item.get_closest_marker("flink") or item.get_closest_marker("kafka"):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if "kafka_broker" in fixtures:
+            item.add_marker(pytest.mark.kafka)
+        if KAFKA_FIXTURES & fixtures or item.get_closest_marker("flink") \
+                or item.get_closest_marker("kafka"):
             item.add_marker(pytest.mark.slow)
 
 
@@ -49,6 +58,38 @@ def load_helper(filename: str):
 
 def load_broker_module():
     return load_helper("broker.py")
+
+
+#: Seconds the end of the session waits for the broker and Flink processes to end.
+LEFTOVER_WAIT_S = 20.0
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """After every fixture ended: no broker and no Flink process may be left below the suite
+    (the process table, children of this process and theirs). PyFlink's gateway JVM, a child
+    that ends with this interpreter, is the one exception; what runs under it is not. One
+    left fails the session, listed."""
+    import time
+
+    if not Path("/proc").is_dir():  # no process table to read (not Linux)
+        return
+    broker = load_broker_module()
+    deadline = time.monotonic() + LEFTOVER_WAIT_S
+    while True:
+        left = [p for p in broker.leftover_services() if not _pyflink_gateway(p)]
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    if left:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line("processes of the suite left running after it: "
+                                + "; ".join(map(str, left)), red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _pyflink_gateway(process) -> bool:
+    return process.parent == os.getpid() and "PythonGatewayServer" in process.command
 
 
 @pytest.fixture(scope="session")
@@ -75,11 +116,32 @@ def kafka_jars():
     return ensure_kafka_jars()
 
 
+def _required(name: str) -> bool:
+    return os.environ.get(name, "").strip() not in ("", "0")
+
+
 @pytest.fixture(scope="session")
-def tansu():
-    """One Tansu broker for the session (in-memory storage, a free loopback port)."""
-    with load_broker_module().TansuBroker() as broker:
+def broker_module():
+    """tests/broker.py (the broker, and the process table helpers)."""
+    return load_broker_module()
+
+
+@pytest.fixture(scope="session")
+def kafka_broker():
+    """One Apache Kafka broker for the session (tests/broker.py: KRaft, free loopback ports, a
+    temporary log folder). Without Java 17 or Maven the Kafka tests skip, saying what to
+    install, unless ``$FOLDSTREAM_REQUIRE_KAFKA`` is set: then they fail."""
+    module = load_broker_module()
+    try:
+        broker = module.KafkaBroker().start()
+    except module.BrokerUnavailable as error:
+        if _required(REQUIRE_KAFKA):
+            pytest.fail(f"{REQUIRE_KAFKA} is set and the Kafka broker cannot run: {error}")
+        pytest.skip(f"no Apache Kafka broker: {error}")
+    try:
         yield broker
+    finally:
+        broker.stop()
 
 
 @pytest.fixture(scope="session")

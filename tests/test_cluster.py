@@ -1,7 +1,8 @@
 """The cluster path on a real standalone Flink cluster: ``foldstream cluster start`` (one
 JobManager and one TaskManager with 4 slots, separate JVMs, from the installed wheel),
-``foldstream submit`` / ``jobs`` / ``stop``, a TaskManager killed with SIGKILL and replaced, a
-savepoint and ``--resume``, and ``cluster stop`` leaving no process behind.
+``foldstream submit`` / ``jobs`` / ``stop``, a TaskManager killed with SIGKILL and replaced under
+exactly-once delivery, a savepoint and ``--resume`` at another parallelism, and ``cluster stop``
+leaving no process behind.
 
 One cluster serves the module (starting one takes 20 to 30 s here); the tests run in file order,
 cheapest first, and the last one stops it.
@@ -13,6 +14,7 @@ import json
 import os
 import signal
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -47,7 +49,8 @@ def _rows(start: int, stop: int) -> list[dict]:
     return [{"a": (i * 7) % 11, "b": (i % 5) * 0.5, "y": (i // 3) % 2} for i in range(start, stop)]
 
 
-def _config(tmp_path: Path, bs: str, prefix: str, jars, *, bounded: bool, **engine) -> Path:
+def _config(tmp_path: Path, bs: str, prefix: str, jars, *, bounded: bool,
+            guarantee: str = "at-least-once", **engine) -> Path:
     from foldstream.connectors.kafka import create_topics
 
     create_topics(bs, [f"{prefix}-in", f"{prefix}-out", f"{prefix}-dead"])
@@ -58,7 +61,7 @@ def _config(tmp_path: Path, bs: str, prefix: str, jars, *, bounded: bool, **engi
 source: {{kind: kafka, bootstrap_servers: "{bs}", topic: {prefix}-in, label: y,
           bounded: {str(bounded).lower()}}}
 sink: {{kind: kafka, bootstrap_servers: "{bs}", topic: {prefix}-out,
-        dead_letter_topic: {prefix}-dead}}
+        dead_letter_topic: {prefix}-dead, delivery_guarantee: {guarantee}}}
 evaluation: {{folds: 3, report_every: {REPORT_EVERY}}}
 learners: [{{name: nb, model: river.naive_bayes.GaussianNB}}]
 engine: {json.dumps(settings)}
@@ -66,10 +69,11 @@ engine: {json.dumps(settings)}
     return config
 
 
-def _metrics(bs: str, topic: str) -> list[dict]:
+def _metrics(bs: str, topic: str, isolation: str = "read_committed") -> list[dict]:
     from foldstream.connectors.kafka import read_topic
 
-    return [json.loads(v) for _, v in read_topic(bs, topic, timeout_s=10)]
+    return [json.loads(v) for _, v in read_topic(bs, topic, timeout_s=10,
+                                                 isolation_level=isolation)]
 
 
 def _positions(records: list[dict]) -> set[int]:
@@ -85,22 +89,6 @@ def _reference(config: Path, n: int) -> list[str]:
     examples = [e for row in _rows(0, n) for e in parser(b"s", json.dumps(row), "x")]
     records, _ = evaluate_to_list(make_plans(cfg), examples)
     return sorted(dumps(r) for r in records if r["type"] != "summary")
-
-
-def _identity(record: dict) -> tuple:
-    return tuple(str(record.get(k)) for k in ("type", "stream", "position", "learner", "fold",
-                                              "a", "b", "measure", "window", "test"))
-
-
-def _distinct(records: list[dict]) -> list[str]:
-    """The records without their repeats, checking that a repeated record is byte-identical."""
-    by_identity: dict[tuple, set[str]] = {}
-    for record in records:
-        if record["type"] != "summary":
-            by_identity.setdefault(_identity(record), set()).add(dumps(record))
-    changed = [k for k, v in by_identity.items() if len(v) > 1]
-    assert not changed, f"records repeated with other values: {changed[:3]}"
-    return sorted(t for texts in by_identity.values() for t in texts)
 
 
 def _wait(predicate, timeout_s: float, what: str, cluster=None, job_id: str | None = None):
@@ -190,10 +178,10 @@ engine: {{kind: flink}}
 
 
 def test_a_job_whose_python_cannot_start_fails_the_submit_with_the_reason(
-        cluster, capsys, tmp_path, tansu, kafka_jars):
+        cluster, capsys, tmp_path, kafka_broker, kafka_jars):
     """``flink run --detached`` exits 0 for this job; ``foldstream submit`` follows it, cancels
     it and exits 1 with Flink's root cause."""
-    config = _config(tmp_path, tansu.bootstrap, "cp", kafka_jars, bounded=False,
+    config = _config(tmp_path, kafka_broker.bootstrap, "cp", kafka_jars, bounded=False,
                      python_executable=str(tmp_path / "no-such-python"))
     code, out, err = _submit(cluster, capsys, config)
     assert code == exitcodes.FAILED, out + err
@@ -204,13 +192,13 @@ def test_a_job_whose_python_cannot_start_fails_the_submit_with_the_reason(
     _wait(lambda: Overview.of(cluster.address).slots_available == SLOTS, 60, "the slots back")
 
 
-def test_a_bounded_job_writes_the_in_process_records(cluster, capsys, tmp_path, tansu,
+def test_a_bounded_job_writes_the_in_process_records(cluster, capsys, tmp_path, kafka_broker,
                                                      kafka_jars):
     from foldstream.connectors.kafka import produce_jsonl
 
-    bs, n = tansu.bootstrap, 1000
+    bs, n = kafka_broker.bootstrap, 1000
     config = _config(tmp_path, bs, "cb", kafka_jars, bounded=True)
-    produce_jsonl(bs, "cb-in", "s", _rows(0, n), one_per_batch=True)
+    produce_jsonl(bs, "cb-in", "s", _rows(0, n))
     code, out, err = _submit(cluster, capsys, config)
     assert code == exitcodes.OK, err
     job_id = _job_id(out)
@@ -222,29 +210,38 @@ def test_a_bounded_job_writes_the_in_process_records(cluster, capsys, tmp_path, 
     assert f"{job_id}  FINISHED" in capsys.readouterr().out
 
 
-def test_a_killed_taskmanager_restores_and_a_savepoint_resumes(cluster, capsys, tmp_path,
-                                                                tansu, kafka_jars):
-    """A live job: SIGKILL of the TaskManager, a new one started (``cluster start``): the job
-    restores from its checkpoint; then ``foldstream stop`` with a savepoint and ``submit
-    --resume``: only new positions appear, and the whole topic equals the in-process run."""
+def test_exactly_once_through_a_killed_taskmanager_and_a_rescaled_resume(
+        cluster, capsys, tmp_path, kafka_broker, kafka_jars):
+    """A live job writing exactly-once: SIGKILL of the TaskManager while a transaction is open,
+    a new one started (``cluster start``): the job restores from its checkpoint and aborts that
+    transaction; then ``foldstream stop`` with a savepoint and ``submit --resume`` at
+    parallelism 2. A ``read_committed`` reader finds every record of the in-process run once;
+    a ``read_uncommitted`` reader also finds the aborted ones."""
     from foldstream.connectors.kafka import produce_jsonl
     from foldstream.job.engines.flink.cluster import alive, session_members
 
-    bs = tansu.bootstrap
+    bs = kafka_broker.bootstrap
     first, second, third = 600, 600, 400
     config = _config(tmp_path, bs, "cl", kafka_jars, bounded=False,
-                     checkpoint_interval_ms=1000)
-    produce_jsonl(bs, "cl-in", "s", _rows(0, first), one_per_batch=False)
+                     guarantee="exactly-once", checkpoint_interval_ms=20_000,
+                     restart_attempts=10)  # 10 s apart: time for a slow new TaskManager
+    produce_jsonl(bs, "cl-in", "s", _rows(0, first))
     code, out, err = _submit(cluster, capsys, config)
     assert code == exitcodes.OK, err
     job_id = _job_id(out)
     checkpoints = Path(out.split("checkpoints: ")[1].split()[0].removeprefix("file:"))
     assert checkpoints.name == job_id and checkpoints.parent == cluster.root / "checkpoints"
+    _wait(lambda: first in _positions(_metrics(bs, "cl-out")), 180, f"position {first}",
+          cluster, job_id)
 
-    _wait(lambda: first in _positions(_metrics(bs, "cl-out")), 180, f"position {first}")
-    seen = time.time()
-    _wait(lambda: any(m.stat().st_mtime > seen + 1 for m in checkpoints.glob("chk-*/_metadata")),
-          60, "a checkpoint after the report")
+    # the next part: killed while the records since the last checkpoint are not yet committed
+    # (checkpoints 20 s apart: reports stay uncommitted long enough to be seen)
+    produce_jsonl(bs, "cl-in", "s", _rows(first, first + second))
+    deadline = time.monotonic() + 180
+    while not _positions(_metrics(bs, "cl-out", "read_uncommitted")) - \
+            _positions(_metrics(bs, "cl-out")):
+        assert time.monotonic() < deadline, "no uncommitted report" + _story(cluster, job_id)
+        time.sleep(0.1)
     taskmanager = next(d for d in cluster.daemons() if d.name == "taskmanager-1")
     workers = [p for p in session_members(taskmanager.pid) if p != taskmanager.pid]
     assert workers, "the TaskManager runs Python workers"
@@ -253,14 +250,10 @@ def test_a_killed_taskmanager_restores_and_a_savepoint_resumes(cluster, capsys, 
     assert main(["cluster", "start", "--dir", str(cluster.root)]) == exitcodes.OK
     capsys.readouterr()
     assert not [p for p in workers if alive(p)], "orphaned Python workers"
-
-    produce_jsonl(bs, "cl-in", "s", _rows(first, first + second), one_per_batch=False)
-    _wait(lambda: first + second in _positions(_metrics(bs, "cl-out")), 240,
+    _wait(lambda: first + second in _positions(_metrics(bs, "cl-out")), 480,
           f"position {first + second} after the restore", cluster, job_id)
-    time.sleep(3)  # the rest of that report
-    before = _metrics(bs, "cl-out")
-    assert _positions(before) == set(range(REPORT_EVERY, first + second + 1, REPORT_EVERY))
-    _distinct(before)  # repeats since the last checkpoint are byte-identical
+    time.sleep(2)  # the rest of that report, were it not whole
+    _once(_metrics(bs, "cl-out"), first + second)
 
     assert main(["stop", job_id, "--jobmanager", cluster.address]) == exitcodes.OK
     out = capsys.readouterr().out
@@ -268,22 +261,33 @@ def test_a_killed_taskmanager_restores_and_a_savepoint_resumes(cluster, capsys, 
     assert _state(cluster, job_id) == "FINISHED"
     stopped = _metrics(bs, "cl-out")
 
-    produce_jsonl(bs, "cl-in", "s", _rows(first + second, first + second + third),
-                  one_per_batch=False)
-    code, out, err = _submit(cluster, capsys, config, "--resume", savepoint)
+    produce_jsonl(bs, "cl-in", "s", _rows(first + second, first + second + third))
+    code, out, err = _submit(cluster, capsys, config, "--resume", savepoint,
+                             "--set", "engine.parallelism=2")
     assert code == exitcodes.OK, err
     resumed = _job_id(out)
     total = first + second + third
-    _wait(lambda: total in _positions(_metrics(bs, "cl-out")), 180, f"position {total}")
-    time.sleep(3)
+    _wait(lambda: total in _positions(_metrics(bs, "cl-out")), 180, f"position {total}",
+          cluster, resumed)
+    time.sleep(2)
     records = _metrics(bs, "cl-out")
     assert records[:len(stopped)] == stopped
-    new = records[len(stopped):]
-    assert _positions(new) == set(range(first + second + REPORT_EVERY, total + 1, REPORT_EVERY))
-    assert _distinct(records) == _reference(config, total)
+    assert _once(records, total) == _reference(config, total)
+    aborted = len(_metrics(bs, "cl-out", "read_uncommitted")) - len(records)
+    assert aborted > 0, "no aborted record: the kill aborted nothing"
     assert main(["stop", resumed, "--jobmanager", cluster.address,
                  "--savepoint", str(tmp_path / "sp")]) == exitcodes.OK
     assert str(tmp_path / "sp") in capsys.readouterr().out
+
+
+def _once(records: list[dict], last: int) -> list[str]:
+    """The records (summaries aside) as sorted text, after checking that none is there twice and
+    that every report up to position ``last`` is."""
+    texts = [dumps(r) for r in records if r["type"] != "summary"]
+    twice = [t for t, n in Counter(texts).items() if n > 1]
+    assert not twice, f"{len(twice)} records read twice, e.g. {twice[:1]}"
+    assert _positions(records) == set(range(REPORT_EVERY, last + 1, REPORT_EVERY))
+    return sorted(texts)
 
 
 def test_cluster_stop_leaves_no_process(cluster, capsys):

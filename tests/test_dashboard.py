@@ -423,21 +423,21 @@ def test_a_report_written_to_a_growing_file_shows_within_two_seconds(browser, re
 
 
 @pytest.mark.kafka
-def test_a_report_produced_to_a_topic_shows_within_two_seconds(browser, tansu, records):
+def test_a_report_produced_to_a_topic_shows_within_two_seconds(browser, kafka_broker, records):
     from foldstream.connectors.kafka import create_topics, produce_jsonl
 
     reports = _by_position(records)
     topic = "dashboard-metrics"
-    create_topics(tansu.bootstrap, [topic])
-    produce_jsonl(tansu.bootstrap, topic, "sea", [r for report in reports[:3] for r in report],
-                  one_per_batch=False)
-    server = Dashboard(f"kafka://{tansu.bootstrap}/{topic}")
+    create_topics(kafka_broker.bootstrap, [topic])
+    produce_jsonl(kafka_broker.bootstrap, topic, "sea",
+                  [r for report in reports[:3] for r in report])
+    server = Dashboard(f"kafka://{kafka_broker.bootstrap}/{topic}")
     page = Page(browser, server.url)
     try:
         _wait_for_position(page, reports[2][0]["position"], 20)
         delays = []
         for report in reports[3:6]:
-            produce_jsonl(tansu.bootstrap, topic, "sea", report, one_per_batch=False)
+            produce_jsonl(kafka_broker.bootstrap, topic, "sea", report)
             delays.append(_wait_for_position(page, report[0]["position"], LIVE_DEADLINE_S))
         assert max(delays) < LIVE_DEADLINE_S
         assert "naive_bayes vs softmax" in page.page.inner_text("#tests")

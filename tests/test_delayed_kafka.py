@@ -1,4 +1,4 @@
-"""Delayed labels through Kafka (docs/method.md §13) on a real Kafka-protocol broker (Tansu).
+"""Delayed labels through Kafka (docs/method.md §13) on a real Apache Kafka broker.
 
 ``foldstream produce`` of a delayed stream, and a delayed Flink job reading features on one topic
 and labels on a second one, compared with the in-process run of the same events.
@@ -102,8 +102,8 @@ def test_the_events_are_out_of_order_and_hold_every_case():
 
 
 @pytest.fixture(scope="module")
-def broker(tansu):
-    return tansu
+def broker(kafka_broker):
+    return kafka_broker
 
 
 @pytest.mark.kafka
@@ -315,7 +315,7 @@ def test_produce_a_delayed_stream_to_a_labels_topic(broker, csv_source, capsys):
     expected = [{"id": e.key, "label": e.y} for e in open_source(config)
                 if isinstance(e, LabelOnly)]
     assert [v for _, v in labels] == expected and [v["id"] for v in expected][:2] == [100, 101]
-    # each topic's last message went alone: even Tansu reports the true end offsets
+    # every message acknowledged before produce returns: the end offsets say all are there
     assert end_offsets(bs, "dp-in") == {0: 12} and end_offsets(bs, "dp-labels") == {0: 12}
 
 

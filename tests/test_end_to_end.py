@@ -1,6 +1,6 @@
 """The four commands of docs/kafka.md ("stream into Kafka and watch it live"), end to end.
 
-`foldstream produce` fills a topic of a real Kafka-protocol broker (Tansu) from Electricity,
+`foldstream produce` fills a topic of a real Apache Kafka broker from Electricity,
 `foldstream run conf/kafka.yaml` evaluates it on Flink, `foldstream watch` and `foldstream plot`
 read the metrics back from the topic. Every record read back validates against the schema.
 """
@@ -20,10 +20,10 @@ pytestmark = [pytest.mark.kafka, pytest.mark.flink]
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_produce_run_watch_plot_through_kafka(tansu, kafka_jars, tmp_path, capsys):
+def test_produce_run_watch_plot_through_kafka(kafka_broker, kafka_jars, tmp_path, capsys):
     from foldstream.connectors.kafka import create_topics, read_topic
 
-    bs = tansu.bootstrap
+    bs = kafka_broker.bootstrap
     create_topics(bs, ["e2e-metrics", "e2e-rejected"])
     assert main(["produce", "--bootstrap-servers", bs, "--topic", "e2e-examples", "--limit", "1500",
                  "--quiet"]) == 0

@@ -82,15 +82,16 @@ def test_flink_at_parallelism_2_writes_the_records_of_the_in_process_engine(elec
 
 
 @pytest.mark.kafka
-def test_kafka_in_kafka_out_equals_the_in_process_engine(elec_path, tansu, kafka_jars, tmp_path):
+def test_kafka_in_kafka_out_equals_the_in_process_engine(elec_path, kafka_broker, kafka_jars, tmp_path):
     """Electricity produced into a topic, evaluated by the job, read back from the metrics topic;
     bad messages (one of 5 MB) go to the dead-letter topic and the job goes on."""
     from foldstream.connectors.kafka import create_topics, produce_jsonl, read_topic
     from foldstream.connectors.messages import MessageParser
     from foldstream.job.engines.flink import run as flink_run
 
-    bs = tansu.bootstrap
-    create_topics(bs, ["fj-examples", "fj-metrics", "fj-rejected"])
+    bs = kafka_broker.bootstrap
+    create_topics(bs, ["fj-metrics", "fj-rejected"])
+    create_topics(bs, ["fj-examples"], configs={"max.message.bytes": str(8 << 20)})
     lines = gzip.decompress(elec_path.read_bytes()).decode().splitlines()
     header = lines[0].split(",")
     rows = [dict(zip(header, line.split(","))) for line in lines[1:1501]]
@@ -166,7 +167,7 @@ def test_a_failure_mid_stream_restarts_from_the_checkpoint_with_nothing_lost_or_
 
 
 @pytest.mark.kafka
-def test_an_unbounded_kafka_source_reports_live_and_flushes_partial_batches(tansu, kafka_jars,
+def test_an_unbounded_kafka_source_reports_live_and_flushes_partial_batches(kafka_broker, kafka_jars,
                                                                             tmp_path):
     """`foldstream run` on an unbounded topic: 600 examples in batches of 500 still give the
     report at position 600, flushed by the timer, while the job keeps running."""
@@ -176,7 +177,7 @@ def test_an_unbounded_kafka_source_reports_live_and_flushes_partial_batches(tans
 
     from foldstream.connectors.kafka import create_topics, produce_jsonl, read_topic
 
-    bs = tansu.bootstrap
+    bs = kafka_broker.bootstrap
     create_topics(bs, ["live-in", "live-out", "live-dead"])
     config = tmp_path / "live.yaml"
     config.write_text(f"""
@@ -190,8 +191,7 @@ engine: {{kind: flink, parallelism: 2, batch_size: 500, jars: {json.dumps([str(j
     job = subprocess.Popen([sys.executable, "-m", "foldstream.job.cli", "run", "--quiet", str(config)],
                            stdout=log, stderr=subprocess.STDOUT)
     try:
-        produce_jsonl(bs, "live-in", "s", [{"a": i % 7, "y": i % 2} for i in range(600)],
-                      one_per_batch=False)
+        produce_jsonl(bs, "live-in", "s", [{"a": i % 7, "y": i % 2} for i in range(600)])
         positions: set[int] = set()
         deadline = time.time() + 120
         while 600 not in positions and time.time() < deadline and job.poll() is None:

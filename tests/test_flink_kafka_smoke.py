@@ -1,7 +1,7 @@
-"""End-to-end smoke test of the Kafka path: Tansu -> KafkaSource -> Python map -> KafkaSink.
+"""End-to-end smoke test of the Kafka path: Kafka -> KafkaSource -> Python map -> KafkaSink.
 
 Runs a real Flink mini-cluster at parallelism 2 with Python workers in separate processes, and
-a real Kafka-protocol broker (Tansu). The jars and the broker binary are fetched on first use
+a real Apache Kafka broker (tests/broker.py). The connector jars are fetched on first use
 (``python -m foldstream.job.engines.flink.deps``).
 """
 
@@ -27,8 +27,8 @@ def jars(kafka_jars):
 
 
 @pytest.fixture(scope="module")
-def broker(tansu):
-    return tansu
+def broker(kafka_broker):
+    return kafka_broker
 
 
 def test_kafka_roundtrip_keyed_parallelism_2(broker, jars):
@@ -38,7 +38,7 @@ def test_kafka_roundtrip_keyed_parallelism_2(broker, jars):
 
     bs = broker.bootstrap
     create_topics(bs, ["smoke-in", "smoke-out"], partitions=2)
-    # One stream per partition, one record per batch (Tansu's end-offset fault, docs/platform.md).
+    # One stream per partition.
     per_stream = N // len(STREAMS)
     for part, stream in enumerate(STREAMS):
         rows = [{"i": i, "x": i * 0.5, "target": i % 3} for i in range(per_stream)]
@@ -141,19 +141,17 @@ def test_missing_topic_fails_fast(broker, jars):
         kafka_source(env, broker.bootstrap, "no-such-topic", preflight_timeout_s=3)
 
 
-def test_exactly_once_sink_commits_on_tansu(broker, jars):
-    """KafkaSink exactly-once: transactions committed at checkpoints (the final one at the end of
-    a bounded input). Tansu accepts the transactional protocol and hides open transactions from
-    read_committed readers, but does not report aborted transactions in fetches, so a failure
-    path (abort) cannot be verified against it."""
+def test_exactly_once_sink_commits_at_the_end_of_a_bounded_input(broker, jars):
+    """KafkaSink exactly-once: transactions committed at checkpoints, the final one at the end
+    of a bounded input (a failure and its abort: tests/test_exactly_once.py)."""
     from foldstream.connectors.kafka import create_topics, end_offsets, produce_jsonl, read_topic
     from foldstream.job.engines.flink.env import KEYED_TYPE, kafka_sink, kafka_source, make_env
     from pyflink.common import Row
 
     bs = broker.bootstrap
     create_topics(bs, ["eos-in", "eos-out"], partitions=1)
-    produce_jsonl(bs, "eos-in", "elec", [{"i": i} for i in range(300)], one_per_batch=False)
-    stop = end_offsets(bs, "eos-in", exact=True)
+    produce_jsonl(bs, "eos-in", "elec", [{"i": i} for i in range(300)])
+    stop = end_offsets(bs, "eos-in")
     assert stop == {0: 300}
     env = make_env(2, jars, {"execution.checkpointing.interval": "500 ms"})
     ds = kafka_source(env, bs, "eos-in", bounded=True, stop_offsets=stop)

@@ -157,11 +157,11 @@ def _steady(text: str) -> str:
 @pytest.mark.kafka
 @pytest.mark.flink
 def test_a_flink_run_with_records_over_the_message_limit_ends_and_reads_back_whole(
-        tansu, kafka_jars, tmp_path):
+        kafka_broker, kafka_jars, tmp_path):
     from foldstream.connectors.kafka import create_topics, read_topic
     from foldstream.job.cli import main
 
-    bs = tansu.bootstrap
+    bs = kafka_broker.bootstrap
     create_topics(bs, ["size-metrics", "size-rejected"])
     jars = json.dumps([str(j) for j in kafka_jars])
     expected = tmp_path / "metrics.jsonl"

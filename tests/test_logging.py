@@ -71,16 +71,17 @@ def test_a_bad_level_is_a_usage_error_naming_the_choices():
     assert "Traceback" not in done.stderr
 
 
-def test_a_broker_that_does_not_describe_the_topic_is_logged(tansu, caplog):
-    """Tansu answers DescribeConfigs with no entries: the limit is the producer's, and the log
-    says why (it used to be silent)."""
+def test_a_broker_that_does_not_describe_the_topic_is_logged(kafka_broker, caplog):
+    """A topic the broker does not describe (here: none of that name): the limit is the
+    producer's, and the log says why; a topic it describes has the broker's limit."""
     from foldstream.connectors.kafka import create_topics, topic_max_message_bytes
 
-    create_topics(tansu.bootstrap, ["log-limit"])
+    create_topics(kafka_broker.bootstrap, ["log-limit"])
+    assert topic_max_message_bytes(kafka_broker.bootstrap, "log-limit") == 1048588  # Kafka's
     with caplog.at_level(logging.DEBUG, logger="foldstream.connectors.kafka"):
-        assert topic_max_message_bytes(tansu.bootstrap, "log-limit") is None
+        assert topic_max_message_bytes(kafka_broker.bootstrap, "log-missing") is None
     said = [r.getMessage() for r in caplog.records if r.name == "foldstream.connectors.kafka"]
-    assert any("did not tell topic log-limit's max.message.bytes" in m for m in said), said
+    assert any("did not tell topic log-missing's max.message.bytes" in m for m in said), said
 
 
 @pytest.mark.parametrize("level, shown", [("DEBUG", True), ("WARNING", False)])

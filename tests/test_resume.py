@@ -71,10 +71,10 @@ def _end(job: subprocess.Popen) -> None:
 
 @pytest.mark.kafka
 @pytest.mark.flink  # slow (tests/conftest.py)
-def test_a_killed_live_run_resumes_from_its_checkpoint(tansu, kafka_jars, tmp_path):
+def test_a_killed_live_run_resumes_from_its_checkpoint(kafka_broker, kafka_jars, tmp_path):
     from foldstream.connectors.kafka import create_topics, produce_jsonl
 
-    bs = tansu.bootstrap
+    bs = kafka_broker.bootstrap
     create_topics(bs, ["rs-in", "rs-out", "rs-dead"])
     checkpoints = tmp_path / "checkpoints"
     config = tmp_path / "live.yaml"
@@ -91,7 +91,7 @@ engine: {{kind: flink, parallelism: 1, learner_slots: shared, batch_size: 500,
     assert cfg.checkpoint_dir.parent == checkpoints.resolve()
     log = tmp_path / "job.log"
 
-    produce_jsonl(bs, "rs-in", "s", _rows(0, FIRST), one_per_batch=False)
+    produce_jsonl(bs, "rs-in", "s", _rows(0, FIRST))
     job = _start(config, log)
     try:
         _wait(lambda: FIRST in _positions(_metrics(bs, "rs-out")), 180, job, log)
@@ -106,7 +106,7 @@ engine: {{kind: flink, parallelism: 1, learner_slots: shared, batch_size: 500,
         _end(job)
     before = _metrics(bs, "rs-out")
 
-    produce_jsonl(bs, "rs-in", "s", _rows(FIRST, FIRST + SECOND), one_per_batch=False)
+    produce_jsonl(bs, "rs-in", "s", _rows(FIRST, FIRST + SECOND))
     job = _start(config, log, "--resume")
     try:
         try:

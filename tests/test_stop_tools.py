@@ -126,18 +126,24 @@ def test_a_signal_ignored_at_start_stays_ignored():
 
 
 @pytest.mark.kafka
-def test_produce_stopped_by_sigterm_delivers_what_was_read(tansu):
-    from foldstream.connectors.kafka import read_topic
+def test_produce_stopped_by_sigterm_delivers_what_was_read(kafka_broker):
+    from foldstream.connectors.kafka import KafkaUnavailable, end_offsets, read_topic
+
+    def sending() -> bool:
+        try:
+            return end_offsets(kafka_broker.bootstrap, "stopped", timeout_s=1).get(0, 0) > 0
+        except KafkaUnavailable:  # no such topic yet
+            return False
 
     process = command("produce", "--set", "source={kind: generator, model: "
                       "river.datasets.synth.SEA, limit: 100000}", "--bootstrap-servers",
-                      tansu.bootstrap, "--topic", "stopped", "--rate", "50", "--quiet")
-    wait_for(lambda: takes_sigterm(process.pid), process)
-    time.sleep(2.0)  # sending
+                      kafka_broker.bootstrap, "--topic", "stopped", "--rate", "50", "--quiet")
+    wait_for(lambda: takes_sigterm(process.pid) and sending(), process)
+    time.sleep(1.0)  # sending
     out, err = stop(process, signal.SIGTERM)
     assert process.returncode == exitcodes.TERMINATED, err
     assert "Traceback" not in out + err
     assert out.startswith("interrupted: what was read before SIGTERM was sent")
     sent = int(out.split("\nsent ")[1].split()[0])
-    messages = read_topic(tansu.bootstrap, "stopped")
+    messages = read_topic(kafka_broker.bootstrap, "stopped")
     assert 0 < sent == len(messages) and all(json.loads(v) for _, v in messages)

@@ -420,10 +420,10 @@ def test_a_positive_class_that_matches_no_label_is_a_warning_and_a_summary_field
 # ----------------------------------------------------------------------------- Kafka, Flink
 @pytest.mark.kafka
 @pytest.mark.flink  # slow (tests/conftest.py)
-def test_a_poison_message_on_kafka_is_a_dead_letter_and_the_job_goes_on(tansu, kafka_jars):
+def test_a_poison_message_on_kafka_is_a_dead_letter_and_the_job_goes_on(kafka_broker, kafka_jars):
     from foldstream.connectors.kafka import create_topics, produce_jsonl, read_topic
 
-    bs = tansu.bootstrap
+    bs = kafka_broker.bootstrap
     create_topics(bs, ["poison-in", "poison-out", "poison-dead"])
     rows = [json.dumps({"a": float(i % 4), "y": i % 2}) for i in range(60)]
     rows.insert(20, '{"a": %s, "y": 1}' % POISON)

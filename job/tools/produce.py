@@ -5,11 +5,8 @@ of the features plus the label under ``source.label`` (and the example's id unde
 ``source.id_field`` when set): exactly what a ``source.kind: kafka`` job parses (docs/method.md §1,
 ``connectors/messages.py``). Rows the source rejects are reported, counted and skipped.
 
-Messages are sent in batches for speed, except the last message of every stream, which is sent
-alone once everything before it is acknowledged. So the last batch of every partition holds
-one message, and a broker that reports a partition's end as the first offset of its last batch
-plus one (Tansu, docs/platform.md) still reports the true end: a job bounded by the end offsets
-then reads every example.
+Messages are sent in batches for speed; the command returns once every one is acknowledged, so
+that a job bounded by the end offsets then reads every example.
 
 Delayed labels (docs/method.md §13, ``evaluation.delay``): the stream is sent as a delayed
 Kafka job reads it, in the event order of
@@ -17,7 +14,7 @@ Kafka job reads it, in the event order of
 arrival: its id and features) and, ``k`` examples later, its label as a label-only row
 ``{id: key, label: y}``, on the same topic or on a labels topic of its own (``source.labels_topic``
 of the job). The id is ``source.id_field`` of the file, or the example's position in its stream
-under the name ``--id-field`` gives. Both topics keep the end-offset rule above.
+under the name ``--id-field`` gives.
 """
 
 from __future__ import annotations
@@ -94,7 +91,8 @@ def _encode(value: dict[str, Any]) -> bytes:
 
 
 class _Sender:
-    """A kafka-python producer that batches, except for the last message of each stream."""
+    """A kafka-python producer that batches, and waits for the acknowledgements every
+    :data:`FLUSH_EVERY` messages and at the end."""
 
     def __init__(self, bootstrap: str, topic: str, timeout_s: float = 30.0):
         from kafka import KafkaProducer
@@ -104,21 +102,13 @@ class _Sender:
         self.producer = KafkaProducer(bootstrap_servers=bootstrap.split(","), acks="all",
                                       linger_ms=5, client_id="foldstream-produce",
                                       request_timeout_ms=int(timeout_s * 1000))
-        self.held: dict[str, bytes] = {}  # per stream, its latest message, not sent yet
         self.futures: list = []
 
     def add(self, stream: str, value: bytes) -> None:
-        previous = self.held.get(stream)
-        self.held[stream] = value
-        if previous is not None:
-            self._send(stream, previous)
-            if len(self.futures) >= FLUSH_EVERY:
-                self.flush()
-
-    def _send(self, stream: str, value: bytes):
-        future = self.producer.send(self.topic, key=stream.encode("utf-8"), value=value)
-        self.futures.append(future)
-        return future
+        self.futures.append(self.producer.send(self.topic, key=stream.encode("utf-8"),
+                                               value=value))
+        if len(self.futures) >= FLUSH_EVERY:
+            self.flush()
 
     def flush(self) -> None:
         """Wait until every message sent so far is acknowledged; raise the first error."""
@@ -128,12 +118,8 @@ class _Sender:
         self.futures.clear()
 
     def finish(self) -> None:
-        """Send the held-back last message of every stream, each alone in its batch."""
+        """Wait until every message is acknowledged."""
         self.flush()
-        for stream, value in self.held.items():
-            self._send(stream, value).get(timeout=self.timeout_s)
-        self.held.clear()
-        self.futures.clear()
 
     def close(self) -> None:
         self.producer.close(timeout=self.timeout_s)
@@ -273,9 +259,9 @@ def produce(config: Config, bootstrap: str, topic: str, *, rate: float | None = 
         if labels is not sender:
             labels.close()
     result.seconds = time.perf_counter() - started
-    result.end_offsets = end_offsets(bootstrap, topic, exact=True)
+    result.end_offsets = end_offsets(bootstrap, topic)
     if labels_topic:
-        result.labels_end_offsets = end_offsets(bootstrap, labels_topic, exact=True)
+        result.labels_end_offsets = end_offsets(bootstrap, labels_topic)
     return result
 
 

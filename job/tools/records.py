@@ -431,13 +431,14 @@ class RecordReader:
 
     # -- Kafka
     def _kafka_batches(self) -> Iterator[list[Record]]:
-        from foldstream.connectors.kafka import check_bootstrap, read_topic
+        from foldstream.connectors.kafka import RECORDS_ISOLATION, check_bootstrap, read_topic
 
         bootstrap, topic = self.source.bootstrap, self.source.topic
         # A clear error naming the servers (and a missing topic, unless following), at once.
         check_bootstrap(bootstrap, topics=[] if self.follow else [topic])
         if not self.follow:
-            messages = read_topic(bootstrap, topic, timeout_s=300, decode=False, with_offsets=True)
+            messages = read_topic(bootstrap, topic, timeout_s=300, decode=False, with_offsets=True,
+                                  isolation_level=RECORDS_ISOLATION)
             yield self._decode_all([(value, f"{topic}@{part}:{offset}")
                                     for part, offset, _key, value in messages])
             return
@@ -446,10 +447,12 @@ class RecordReader:
     def _kafka_follow(self, bootstrap: str, topic: str) -> Iterator[list[Record]]:
         from kafka import KafkaConsumer, TopicPartition
 
-        # assign, not subscribe: no consumer group needed, and Tansu's group subscribe is broken.
+        from foldstream.connectors.kafka import RECORDS_ISOLATION
+
+        # assign, not subscribe: a reader of the whole topic needs no consumer group.
         consumer = KafkaConsumer(bootstrap_servers=bootstrap.split(","), group_id=None,
                                  enable_auto_commit=False, auto_offset_reset="earliest",
-                                 client_id="foldstream-watch")
+                                 client_id="foldstream-watch", isolation_level=RECORDS_ISOLATION)
         try:
             while topic not in consumer.topics():  # like a file: wait for it to be created
                 yield []

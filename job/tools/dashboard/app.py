@@ -112,7 +112,7 @@ def measure_backlog(source: RecordSource, label: str, state: DashboardState,
                     stop: threading.Event) -> None:
     """Every :data:`BACKLOG_EVERY_S`, how many messages of a topic are not read yet: the sum of
     its partitions' end minus beginning offsets, minus the messages read. Approximate (a
-    blank message is read but not counted; Tansu under-reports the end of a batch) and
+    blank message or a transaction marker takes an offset but is not counted) and
     clipped at 0; unknown (``None``) while the broker does not answer."""
     from kafka import KafkaConsumer, TopicPartition
 
