@@ -29,7 +29,7 @@ import random
 from river import base
 
 from foldstream.operators.detectors import compiled
-from foldstream.operators.learners import takes_weight
+from foldstream.operators.learners import learn, takes_weight
 from foldstream.operators.moa import MoaClassifier
 
 
@@ -84,11 +84,7 @@ class NoiseFilter(base.Classifier):
         if y not in self._classes:
             self._classes.append(y)
         self._learned += w
-        if self._weighted:
-            self.model.learn_one(x, y, w=w)
-        else:
-            for _ in range(int(w)):
-                self.model.learn_one(x, y)
+        learn(self.model, x, y, w if self._weighted else int(w), self._weighted)
 
     def predict_proba_one(self, x):
         return self.model.predict_proba_one(x)
