@@ -16,6 +16,7 @@ from foldstream.job import exitcodes, logs
 from foldstream.job.config import Config, ConfigError, check_sinks, load_config
 from foldstream.job.engines.stopping import exit_code, stop_text
 from foldstream.job.runner import run_configuration
+from foldstream.job.terminal import guard_warnings, inert
 from foldstream.job.tools import experiment
 from foldstream.job.tools.tables import typed
 
@@ -42,8 +43,17 @@ def _positive(text: str) -> float:
     return value
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose messages quote what was typed (an unknown argument, a value)
+    through :func:`~foldstream.job.terminal.inert`; its subcommands' parsers are of this
+    class too."""
+
+    def error(self, message: str):
+        super().error(inert(message, lines=True))
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="foldstream",
         description="k-fold prequential evaluation of streaming classifiers with paired tests.",
     )
@@ -290,6 +300,7 @@ def _silence_stdout() -> None:
 
 @_ends_cleanly
 def main(argv: list[str] | None = None) -> int:
+    guard_warnings()  # a library's warning may quote a name of the user's
     args = _parser().parse_args(argv)
     logs.setup(args.log_level)
     from foldstream.job.tools import cluster
@@ -307,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "validate":  # a run checks them as it opens them (open_sinks)
             check_sinks(config)
     except ConfigError as error:
-        err.print(f"[red]error:[/] {typed(error)}", highlight=False)
+        err.print(f"[red]error:[/] {typed(error, lines=True)}", highlight=False)
         return exitcodes.UNUSABLE
     if args.command == "validate":
         Console().print(f"{typed(args.config or 'the embedded default')}: valid "
@@ -326,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, KafkaUnavailable, DependencyError, LearnerBuildError) as error:
         # a configuration that cannot run (Flink: an input too large to ship), a broker down,
         # no Java, no jars
-        err.print(f"[red]error:[/] {typed(error)}", highlight=False)
+        err.print(f"[red]error:[/] {typed(error, lines=True)}", highlight=False)
         return exitcodes.UNUSABLE
     except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: the one rule of engines.stopping
         err.print(f"stopped ({stop_text(stop)})")

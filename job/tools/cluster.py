@@ -14,6 +14,7 @@ import sys
 import time
 
 from foldstream.job import exitcodes
+from foldstream.job.terminal import inert
 
 COMMANDS = ("cluster", "submit", "jobs", "stop")
 
@@ -55,8 +56,13 @@ def add_parsers(commands) -> None:
     jobmanager(stop)
 
 
+def _say(text: object) -> None:
+    """One line of a command's output; it may name a path or a job of the user's."""
+    print(inert(text, lines=True))
+
+
 def _fail(message: str, code: int) -> int:
-    print(f"error: {message}", file=sys.stderr)
+    print(f"error: {inert(message, lines=True)}", file=sys.stderr)
     return code
 
 
@@ -87,21 +93,21 @@ def _cluster(args) -> int:
             return _fail(f"--slots must be at least 1, not {args.slots}", exitcodes.UNUSABLE)
         if args.port is not None and not 1 <= args.port <= 65535:
             return _fail(f"--port must be 1 to 65535, not {args.port}", exitcodes.UNUSABLE)
-        print(local.start(slots=args.slots, port=args.port))
-        print(f"configuration, logs and checkpoints: {local.root}")
+        _say(local.start(slots=args.slots, port=args.port))
+        _say(f"configuration, logs and checkpoints: {local.root}")
     elif args.action == "stop":
         stopped = local.stop()
-        print(f"stopped: {', '.join(stopped)}" if stopped else "no cluster runs under "
+        _say(f"stopped: {', '.join(stopped)}" if stopped else "no cluster runs under "
               f"{local.root}")
     else:
         running = [d for d in local.daemons() if d.running]
         for daemon in local.daemons():
-            print(f"{daemon.name}: pid {daemon.pid}, {'running' if daemon.running else 'dead'}")
+            _say(f"{daemon.name}: pid {daemon.pid}, {'running' if daemon.running else 'dead'}")
         if not running:
-            print(f"no cluster runs under {local.root}")
+            _say(f"no cluster runs under {local.root}")
             return exitcodes.FAILED
-        print(Overview.of(local.address))
-        print(f"checkpoints: {local.settings.get('execution.checkpointing.dir')}; "
+        _say(Overview.of(local.address))
+        _say(f"checkpoints: {local.settings.get('execution.checkpointing.dir')}; "
               f"logs: {local.log_dir}")
     return exitcodes.OK
 
@@ -110,8 +116,8 @@ def _submit(args) -> int:
     from foldstream.job.engines.flink.submit import submit
 
     done = submit(args.config, args.overrides, args.jobmanager, resume=args.resume)
-    print(f"job {done.job_id}: {done.state} on http://{done.address}")
-    print(f"checkpoints: {done.checkpoints or 'none (the job takes no checkpoints)'}")
+    _say(f"job {done.job_id}: {done.state} on http://{done.address}")
+    _say(f"checkpoints: {done.checkpoints or 'none (the job takes no checkpoints)'}")
     return exitcodes.OK
 
 
@@ -120,10 +126,10 @@ def _jobs(args) -> int:
 
     rows = jobs(args.jobmanager)
     if not rows:
-        print(f"no jobs on http://{args.jobmanager}")
+        _say(f"no jobs on http://{args.jobmanager}")
     for row in rows:
         started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row.start_time_ms / 1000))
-        print(f"{row.job_id}  {row.state:<10} {started}  {row.duration_ms / 1000:>8.0f} s  "
+        _say(f"{row.job_id}  {row.state:<10} {started}  {row.duration_ms / 1000:>8.0f} s  "
               f"{row.name}")
     return exitcodes.OK
 
@@ -132,6 +138,6 @@ def _stop(args) -> int:
     from foldstream.job.engines.flink.submit import stop_with_savepoint
 
     location = stop_with_savepoint(args.jobmanager, args.job, args.savepoint)
-    print(f"job {args.job} stopped; savepoint: {location}")
-    print(f"resume with: foldstream submit CONFIG --resume {location}")
+    _say(f"job {args.job} stopped; savepoint: {location}")
+    _say(f"resume with: foldstream submit CONFIG --resume {location}")
     return exitcodes.OK

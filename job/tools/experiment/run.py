@@ -289,10 +289,11 @@ def main(args) -> int:
         done = run_experiment(experiment, results, workers=workers, progress=not args.quiet,
                               console=err)
     except ConfigError as error:
-        err.print(f"[red]error:[/] {typed(error)}", highlight=False)
+        err.print(f"[red]error:[/] {typed(error, lines=True)}", highlight=False)
         return exitcodes.UNUSABLE
     except ReplicationFailed as error:
-        err.print(f"[red]error:[/] {typed(error)}; the replications done are kept in {typed(results)}",
+        err.print(f"[red]error:[/] {typed(error, lines=True)}; the replications done are kept in "
+                  f"{typed(results)}",
                   highlight=False, soft_wrap=True)
         return exitcodes.FAILED
     if done.results:
