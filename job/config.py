@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, \
-    model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, \
+    field_validator, model_validator
 
 from foldstream.connectors.datasets import DATASET_PREFIX, dataset_path
 from foldstream.job.checks import check_choices
@@ -363,7 +363,8 @@ class LearnerConfig(_Strict):
 # -------------------------------------------------------------------------------------- sink
 class FileSink(_Strict):
     kind: Literal["file"] = Field("file", description="write the records to a JSON Lines file")
-    path: str = Field("out/metrics.jsonl", description="the records' file (appended to)")
+    path: str = Field("out/metrics.jsonl", description="the records' file (replaced: a run "
+                                                         "starts it empty)")
     dead_letter_path: str | None = Field(None, description="the rejected records' file "
                                                            "(default: <path stem>.rejected.jsonl)")
     dead_letter_max_bytes: int = Field(DEAD_LETTER_MAX_BYTES, ge=1, description="the most bytes "
@@ -504,6 +505,9 @@ class Config(_Strict):
                                                                     "(at least one)")
     sink: Sink = Field(default_factory=FileSink, description="where the records go (by kind)")
     engine: EngineConfig = Field(default_factory=EngineConfig, description="what runs the stages")
+    #: the YAML file the configuration was read from (:func:`load_config`), which no sink of
+    #: the run may write (:func:`check_sinks`); ``None`` for one built in code
+    _file: Path | None = PrivateAttr(None)
 
     @model_validator(mode="before")
     @classmethod
@@ -695,15 +699,18 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
     data, origin = read_yaml(path, default=default_config_text() if path is None else None)
     data = apply_overrides(data, overrides or [])
     try:
-        return Config.model_validate(data)
+        config = Config.model_validate(data)
     except ValidationError as error:
         raise ConfigError(f"invalid configuration ({origin}):\n{format_errors(error)}") from None
+    config._file = None if path is None else Path(path)
+    return config
 
 
 def check_sinks(config: Config) -> None:
-    """Raise :class:`ConfigError` naming the key if a sink would write over the source or
-    another sink of the run (files compared as files, Kafka topics on the same servers), or
-    cannot be written (:func:`foldstream.connectors.sinks.check_outputs`)."""
+    """Raise :class:`ConfigError` naming the key if a sink would write over the source, the
+    configuration's own file or another sink of the run (files compared as files, Kafka topics
+    on the same servers), or cannot be written
+    (:func:`foldstream.connectors.sinks.check_outputs`)."""
     from foldstream.connectors.sinks import Named, SinkUnavailable, check_outputs
 
     sink, source = config.sink, config.source
@@ -722,6 +729,8 @@ def check_sinks(config: Config) -> None:
     if sink.kind == "file":
         outputs.insert(0, Named("sink.path", sink.path))
     inputs = [Named("source.path", source.resolved_path())] if source.kind == "file" else []
+    if config._file is not None:
+        inputs.append(Named("the configuration", config._file))
     try:
         check_outputs(outputs, inputs)
     except SinkUnavailable as error:

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, \
     TimeElapsedColumn, TimeRemainingColumn
 
-from foldstream.connectors.sinks import writable_reason
+from foldstream.connectors.sinks import Named, SinkUnavailable, check_outputs
 from foldstream.job import exitcodes
 from foldstream.job.config import ConfigError
 from foldstream.job.engines.stopping import Interrupted, in_main_thread
@@ -273,6 +273,21 @@ def add_parser(commands) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no table")
 
 
+def check_experiment_outputs(config: str | Path, out: str | Path, results: str | Path) -> None:
+    """Raise :class:`ConfigError` naming the option unless every file the experiment writes
+    (the results file, and :data:`~.rates.OUTPUTS` in ``out``) can be written and is a file of
+    its own, not the experiment's configuration: the results would be appended to, then
+    overwritten by the rates (:func:`~foldstream.connectors.sinks.check_outputs`)."""
+    from foldstream.job.tools.experiment.rates import OUTPUTS
+
+    # --results last: the option a clash names is the one to change
+    outputs = [Named("--out", Path(out) / name) for name in OUTPUTS] + [Named("--results", results)]
+    try:
+        check_outputs(outputs, [Named("the experiment's configuration", config)])
+    except SinkUnavailable as error:
+        raise ConfigError(str(error)) from None
+
+
 def main(args) -> int:
     err = Console(stderr=True)
     try:
@@ -282,10 +297,7 @@ def main(args) -> int:
             raise ConfigError(f"--workers: expected at least 1, got {workers}")
         out = Path(args.out) if args.out else Path("out/experiments") / Path(args.config).stem
         results = Path(args.results) if args.results else out / "results.jsonl"
-        for key, target in (("--out", out / "rates.json"), ("--results", results)):
-            reason = writable_reason(target)
-            if reason:
-                raise ConfigError(f"{key}: cannot write {target}: {reason}")
+        check_experiment_outputs(args.config, out, results)
         done = run_experiment(experiment, results, workers=workers, progress=not args.quiet,
                               console=err)
     except ConfigError as error:
