@@ -10,8 +10,11 @@ while a command waits (:func:`foldstream.job.engines.stopping.interruptible`).
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 from foldstream.job import exitcodes
 from foldstream.job.terminal import inert
@@ -37,6 +40,7 @@ def add_parsers(commands) -> None:
 
     def jobmanager(parser):
         parser.add_argument("--jobmanager", "-m", default=DEFAULT_JOBMANAGER, metavar="HOST:PORT",
+                            type=rest_address,
                             help=f"the cluster's REST address (default: {DEFAULT_JOBMANAGER})")
 
     submit = commands.add_parser(
@@ -54,6 +58,46 @@ def add_parsers(commands) -> None:
     stop.add_argument("--savepoint", metavar="DIR",
                       help="where the savepoint goes (default: the cluster's savepoint directory)")
     jobmanager(stop)
+
+
+#: what a host of ``--jobmanager`` may hold: a name, an IPv4 address or a bracketed IPv6 one
+_HOST = re.compile(r"[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\]")
+
+
+def rest_address(text: str) -> str:
+    """``--jobmanager``: ``HOST:PORT`` of a REST API (an ``http://`` before it and a ``/``
+    after it are dropped), refused at once with what is wrong rather than as a URL error
+    later.
+
+    >>> rest_address("http://localhost:8081/"), rest_address("[::1]:8081")
+    ('localhost:8081', '[::1]:8081')
+    >>> rest_address("localhost:abc")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: 'localhost:abc': the port must be a number from 1 to 65535
+    """
+    address = text.strip().removeprefix("http://").rstrip("/")
+    host, colon, port = address.rpartition(":")
+    if not colon or not _HOST.fullmatch(host):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected HOST:PORT, e.g. 127.0.0.1:8081")
+    if not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+        raise argparse.ArgumentTypeError(f"{text!r}: the port must be a number from 1 to 65535")
+    return address
+
+
+def _unusable_dir(root: Path, action: str) -> str | None:
+    """Why ``--dir`` cannot hold a cluster: not a folder, or (to start one) a place where
+    nothing can be created, in the system's words; ``None`` when it can."""
+    if root.exists() and not root.is_dir():
+        return f"{root} is not a folder"
+    if action != "start":
+        return None
+    try:  # what start does first; a read-only place, a file on the way, no permission
+        root.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=root).close()
+    except OSError as error:
+        return f"cannot write {root}: {error.strerror or error}"
+    return None
 
 
 def _say(text: object) -> None:
@@ -88,6 +132,9 @@ def _cluster(args) -> int:
     from foldstream.job.engines.flink.cluster import LocalCluster, Overview
 
     local = LocalCluster(args.dir)
+    unusable = _unusable_dir(local.root, args.action)
+    if unusable:
+        return _fail(f"--dir: {unusable}", exitcodes.UNUSABLE)
     if args.action == "start":
         if args.slots < 1:
             return _fail(f"--slots must be at least 1, not {args.slots}", exitcodes.UNUSABLE)
