@@ -16,8 +16,9 @@ The rooms, and what each may import:
   Schema and record reading). Tools never import an engine (two commands that run things
   excepted: see :mod:`.tools`; ``tools/experiment/`` runs evaluations through ``runner.py``).
 - ``exitcodes.py`` (the exit codes of every command), ``checks.py`` (small checks of what a user
-  wrote, such as a value among choices) and ``logs.py`` (where log messages go, ``--log-level``)
-  import nothing of the stages; the tools may import the first two, the engines the first.
+  wrote, such as a value among choices), ``terminal.py`` (text made inert before it reaches a
+  terminal) and ``logs.py`` (where log messages go, ``--log-level``) import nothing of the
+  stages; the tools may import the first three, the engines the first.
 
 ``operators/`` (the stages and their math) and ``connectors/`` never import anything from here;
 only :mod:`.engines.flink` imports ``pyflink``, so that the command line, the configuration and

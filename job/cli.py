@@ -12,6 +12,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from foldstream.job import exitcodes, logs
+from foldstream.job.terminal import guard_warnings, inert
 
 if TYPE_CHECKING:
     from foldstream.job.config import Config
@@ -42,6 +43,15 @@ def _positive(text: str) -> float:
     return value
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose messages quote what was typed (an unknown argument, a value)
+    through :func:`~foldstream.job.terminal.inert`; its subcommands' parsers are of this
+    class too."""
+
+    def error(self, message: str):
+        super().error(inert(message, lines=True))
+
+
 def _command(argv: list[str]) -> str | None:
     """The command ``argv`` names: its first word that is neither an option nor the value of
     ``--log-level`` (the one option before a command that takes a value); None if none.
@@ -67,7 +77,7 @@ def _parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     def wanted(name: str) -> bool:
         return argv is None or command == name
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="foldstream",
         description="k-fold prequential evaluation of streaming classifiers with paired tests.",
     )
@@ -359,6 +369,7 @@ def _silence_stdout() -> None:
 
 @_ends_cleanly
 def main(argv: list[str] | None = None) -> int:
+    guard_warnings()  # a library's warning may quote a name of the user's
     if argv is None:
         argv = sys.argv[1:]
     args = _parser(argv).parse_args(argv)
@@ -384,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "validate":  # a run checks them as it opens them (open_sinks)
             check_sinks(config)
     except ConfigError as error:
-        err.print(f"[red]error:[/] {typed(error)}", highlight=False)
+        err.print(f"[red]error:[/] {typed(error, lines=True)}", highlight=False)
         return exitcodes.UNUSABLE
     if args.command == "validate":
         Console().print(f"{typed(args.config or 'the embedded default')}: valid "
@@ -403,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, KafkaUnavailable, DependencyError, LearnerBuildError) as error:
         # a configuration that cannot run (Flink: an input too large to ship), a broker down,
         # no Java, no jars
-        err.print(f"[red]error:[/] {typed(error)}", highlight=False)
+        err.print(f"[red]error:[/] {typed(error, lines=True)}", highlight=False)
         return exitcodes.UNUSABLE
     except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: the one rule of engines.stopping
         err.print(f"stopped ({stop_text(stop)})")

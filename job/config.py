@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, \
-    model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, \
+    field_validator, model_validator
 
 from foldstream.connectors.datasets import DATASET_PREFIX, dataset_path
 from foldstream.job.checks import check_choices
@@ -374,7 +374,8 @@ class LearnerConfig(_Strict):
 # -------------------------------------------------------------------------------------- sink
 class FileSink(_Strict):
     kind: Literal["file"] = Field("file", description="write the records to a JSON Lines file")
-    path: str = Field("out/metrics.jsonl", description="the records' file (appended to)")
+    path: str = Field("out/metrics.jsonl", description="the records' file (replaced: a run "
+                                                         "starts it empty)")
     dead_letter_path: str | None = Field(None, description="the rejected records' file "
                                                            "(default: <path stem>.rejected.jsonl)")
     dead_letter_max_bytes: int = Field(DEAD_LETTER_MAX_BYTES, ge=1, description="the most bytes "
@@ -581,6 +582,9 @@ class Config(_Strict):
                                                                     "(at least one)")
     sink: Sink = Field(default_factory=FileSink, description="where the records go (by kind)")
     engine: EngineConfig = Field(default_factory=EngineConfig, description="what runs the stages")
+    #: the YAML file the configuration was read from (:func:`load_config`), which no sink of
+    #: the run may write (:func:`check_sinks`); ``None`` for one built in code
+    _file: Path | None = PrivateAttr(None)
 
     @model_validator(mode="before")
     @classmethod
@@ -682,14 +686,78 @@ def default_config_text() -> str:
     return (resources.files("foldstream.conf") / "default.yaml").read_text(encoding="utf-8")
 
 
+#: The most bytes of YAML a configuration (or an experiment) file may hold: a configuration is
+#: a page of keys, and a file of any size would be read whole before any check.
+MAX_YAML_BYTES = 1_000_000
+#: The most values (mappings, lists and scalars, each alias counted as the values it repeats) a
+#: configuration file or a ``--set`` value may hold: the YAML of a few kilobytes that expands
+#: to a billion values by aliases of aliases is refused here, before anything walks it.
+MAX_YAML_VALUES = 100_000
+
+
+def _load_yaml(text: str, origin: str) -> Any:
+    """``yaml.safe_load(text)`` within :data:`MAX_YAML_BYTES` and :data:`MAX_YAML_VALUES`;
+    a :class:`ConfigError` naming ``origin`` and the limit otherwise, or for bad YAML.
+
+    >>> _load_yaml("a: &x [1, 2]\\nb: *x", "x.yaml")
+    {'a': [1, 2], 'b': [1, 2]}
+    >>> bomb = "a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\\n" + "".join(
+    ...     f"{n}: &{n} [{', '.join([f'*{p}'] * 10)}]\\n" for p, n in zip("abcdefg", "bcdefgh"))
+    >>> _load_yaml(bomb, "x.yaml")
+    Traceback (most recent call last):
+    foldstream.job.config.ConfigError: x.yaml: more than 100,000 values once its aliases are expanded (at e.1.2.3…); a configuration holds far fewer: is it a YAML alias bomb?
+    """
+    if len(text) > MAX_YAML_BYTES and len(text.encode("utf-8", "surrogatepass")) > MAX_YAML_BYTES:
+        raise ConfigError(f"{origin}: more than {MAX_YAML_BYTES:,} bytes of YAML; a "
+                          f"configuration holds far fewer")
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{origin} is not valid YAML: {error}") from None
+    except RecursionError:  # PyYAML composes nested collections recursively
+        raise ConfigError(f"{origin}: its values are nested too deep to read") from None
+    crossed = _past_limit(data, MAX_YAML_VALUES)
+    if crossed is not None:
+        raise ConfigError(f"{origin}: more than {MAX_YAML_VALUES:,} values once its aliases are "
+                          f"expanded (at {crossed or 'the top level'}); a configuration holds "
+                          f"far fewer: is it a YAML alias bomb?")
+    return data
+
+
+def _past_limit(data: Any, limit: int) -> str | None:
+    """Where (a dotted key, four levels at most) a walk of ``data`` meets its ``limit + 1``-th
+    value, counting a value shared by aliases at each place it appears (as every later reader
+    sees it); ``None`` when it holds at most ``limit``. The walk stops there, so its cost is bounded by
+    ``limit`` whatever the aliases (or a cycle of them) would expand to.
+
+    >>> _past_limit({"a": [1, 2], "b": "x"}, 5), _past_limit({"a": [1, 2], "b": "x"}, 4)
+    (None, 'b')
+    """
+    # where a value is: (its parent's where, its key), so that a deep walk copies no paths
+    stack: list[tuple[Any, tuple | None]] = [(data, None)]
+    seen = 0
+    while stack:
+        value, where = stack.pop()
+        seen += 1
+        if seen > limit:  # the key it is under, not a path through every alias
+            keys = []
+            while where is not None:
+                where, key = where
+                keys.append(str(key))
+            keys.reverse()
+            return ".".join(keys[:4]) + ("…" if len(keys) > 4 else "")
+        if isinstance(value, dict):
+            stack.extend((v, (where, k)) for k, v in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend((v, (where, i)) for i, v in reversed(list(enumerate(value))))
+    return None
+
+
 def _parse_override(item: str) -> tuple[list[str], Any]:
     key, sep, raw = item.partition("=")
     if not sep or not key.strip():
         raise ConfigError(f"--set {item!r}: expected dotted.key=value")
-    try:
-        value = yaml.safe_load(raw) if raw.strip() else None
-    except yaml.YAMLError as error:
-        raise ConfigError(f"--set {key}: the value is not valid YAML: {error}") from None
+    value = _load_yaml(raw, f"--set {key}: the value") if raw.strip() else None
     return key.strip().split("."), value
 
 
@@ -755,16 +823,17 @@ def read_yaml(path: str | Path | None, what: str = "configuration",
         text, origin = default or "", "the embedded default"
     else:
         try:
-            text, origin = Path(path).read_text(encoding="utf-8"), str(path)
+            with open(path, "rb") as file:  # no more than the limit, whatever the file
+                raw = file.read(MAX_YAML_BYTES + 1)
+            text, origin = raw.decode("utf-8"), str(path)
         except OSError as error:
             raise ConfigError(f"cannot read the {what} {path}: {error.strerror}") from None
         except UnicodeDecodeError as error:
-            raise ConfigError(f"cannot read the {what} {path}: not UTF-8 text (byte "
-                              f"{error.start})") from None
-    try:
-        data = yaml.safe_load(text) or {}
-    except yaml.YAMLError as error:
-        raise ConfigError(f"{origin} is not valid YAML: {error}") from None
+            if error.start < MAX_YAML_BYTES - 3:  # not a character cut at the limit
+                raise ConfigError(f"cannot read the {what} {path}: not UTF-8 text (byte "
+                                  f"{error.start})") from None
+            text, origin = raw.decode("utf-8", "replace"), str(path)
+    data = _load_yaml(text, origin) or {}
     if not isinstance(data, dict):
         raise ConfigError(f"{origin}: the top level must be a mapping of keys")
     return data, origin
@@ -775,15 +844,18 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
     data, origin = read_yaml(path, default=default_config_text() if path is None else None)
     data = apply_overrides(data, overrides or [])
     try:
-        return Config.model_validate(data)
+        config = Config.model_validate(data)
     except ValidationError as error:
         raise ConfigError(f"invalid configuration ({origin}):\n{format_errors(error)}") from None
+    config._file = None if path is None else Path(path)
+    return config
 
 
 def check_sinks(config: Config) -> None:
-    """Raise :class:`ConfigError` naming the key if a sink would write over the source or
-    another sink of the run (files compared as files, Kafka topics on the same servers), or
-    cannot be written (:func:`foldstream.connectors.sinks.check_outputs`)."""
+    """Raise :class:`ConfigError` naming the key if a sink would write over the source, the
+    configuration's own file or another sink of the run (files compared as files, Kafka topics
+    on the same servers), or cannot be written
+    (:func:`foldstream.connectors.sinks.check_outputs`)."""
     from foldstream.connectors.sinks import Named, SinkUnavailable, check_outputs
 
     sink, source = config.sink, config.source
@@ -802,6 +874,8 @@ def check_sinks(config: Config) -> None:
     if sink.kind == "file":
         outputs.insert(0, Named("sink.path", sink.path))
     inputs = [Named("source.path", source.resolved_path())] if source.kind == "file" else []
+    if config._file is not None:
+        inputs.append(Named("the configuration", config._file))
     try:
         check_outputs(outputs, inputs)
     except SinkUnavailable as error:

@@ -34,6 +34,7 @@ import sys
 from typing import IO
 
 from foldstream.job.checks import check_choices
+from foldstream.job.terminal import inert
 
 #: the levels ``--log-level`` accepts (any case), quietest last
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -44,7 +45,8 @@ FORMAT = "foldstream: %(levelname)s %(name)s: %(message)s"
 
 
 class _Formatter(logging.Formatter):
-    """One line per message; the exception's traceback too only when ``tracebacks``."""
+    """One line per message; the exception's traceback too only when ``tracebacks``. A message
+    may quote a path or a reason: it is shown through :func:`~foldstream.job.terminal.inert`."""
 
     def __init__(self, tracebacks: bool):
         super().__init__(FORMAT)
@@ -52,10 +54,10 @@ class _Formatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         if self.tracebacks or not (record.exc_info or record.exc_text or record.stack_info):
-            return super().format(record)
+            return inert(super().format(record), lines=True)
         bare = logging.makeLogRecord(record.__dict__)
         bare.exc_info = bare.exc_text = bare.stack_info = None
-        return super().format(bare)
+        return inert(super().format(bare), lines=True)
 
 
 class _Handler(logging.StreamHandler):

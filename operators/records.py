@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Hashable
 
@@ -251,10 +252,27 @@ def clean(value: Any) -> Any:
 def dumps(record: Record) -> str:
     """The exact bytes of an output record: compact JSON, fields in construction order.
 
+    Text is UTF-8 as typed, but for the characters JSON would let through raw that a terminal
+    acts on (DEL and the C1 controls, ``U+009B`` is CSI) or that are no text (lone
+    surrogates): they are ``\\u`` escapes, as the C0 controls always are, so a file or
+    standard output of records shown on a terminal (``cat``, ``tail -f``) cannot act on it.
+    The value read back is the same.
+
     >>> dumps({"schema": 1, "type": "x", "v": float("nan"), "w": np.float64(0.5)})
     '{"schema":1,"type":"x","v":null,"w":0.5}'
+    >>> print(dumps({"stream": "é\x1b\x9b\x7f"}))
+    {"stream":"é\\u001b\\u009b\\u007f"}
     """
-    return json.dumps(clean(record), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    text = json.dumps(clean(record), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _RAW_CONTROLS.sub(_json_escape, text)
+
+
+#: what :func:`dumps` escapes beyond what ``json.dumps`` does
+_RAW_CONTROLS = re.compile("[\x7f-\x9f\ud800-\udfff]")
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 DEAD_LETTER_MAX_BYTES = 4096

@@ -266,3 +266,73 @@ def test_standard_output_on_a_full_disk_is_one_line(stream, tmp_path):
     assert done.returncode == exitcodes.WRITE_FAILED
     assert one_line(done.stderr) == ("error: cannot write standard output: No space left on "
                                      "device; the run stopped")
+
+
+# ------------------------------------------- the configuration file and the experiment's files
+"""Outputs that cannot hurt, everywhere (issue 36, kind 6): a ``sink.path`` naming the run's own
+configuration file overwrote it with records (exit 0); ``experiment --out e --results
+e/rates.json`` (or ``e/table.md``) appended every replication to a file the rates then
+overwrote, leaving no result line; and the reference said ``sink.path`` is "appended to" while
+a run starts it empty."""
+
+TINY = Path(__file__).resolve().parents[1] / "conf" / "experiments" / "tiny.yaml"
+
+
+@pytest.mark.parametrize("key", ["sink.path", "sink.dead_letter_path"])
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_a_sink_that_is_the_configuration_file_is_refused(stream, tmp_path, capsys, key,
+                                                          command):
+    config = tmp_path / "run.yaml"
+    config.write_text(f"source: {{kind: file, path: {stream}, stream: s}}\n"
+                      f"learners: [{{name: nb, model: river.naive_bayes.GaussianNB}}]\n"
+                      f"evaluation: {{folds: 2, report_every: 50}}\n"
+                      f"sink: {{kind: file, path: {tmp_path}/m.jsonl}}\n", encoding="utf-8")
+    before = config.read_bytes()
+    link = tmp_path / "link.yaml"
+    link.symlink_to(config.name)
+    spelt = f"{tmp_path}/./run.yaml"
+    assert main([command, str(link), "--set", f"{key}={spelt}"]) == exitcodes.UNUSABLE
+    err = one_line(capsys.readouterr().err)
+    assert f"error: {key}: " in err and f"is the file of the configuration ({link})" in err
+    assert config.read_bytes() == before
+
+
+def test_a_second_run_replaces_the_records_file_as_the_reference_says(stream, tmp_path):
+    from foldstream.job.config import FileSink
+
+    out = tmp_path / "m.jsonl"
+    for _ in range(2):
+        assert main(["run", "--quiet", *tiny(stream, f"sink.path={out}")]) == exitcodes.OK
+    kinds = [json.loads(line)["type"] for line in out.read_text(encoding="utf-8").splitlines()]
+    assert kinds.count("summary") == 1  # one run's records, not two
+    words = FileSink.model_fields["path"].description
+    assert "replaced" in words and "append" not in words
+
+
+@pytest.mark.parametrize("results", ["{out}/rates.json", "{out}/table.md", "{out}/./rates.png",
+                                     "{config}"])
+def test_an_experiment_never_writes_one_file_twice(tmp_path, capsys, results):
+    out = tmp_path / "e"
+    out.mkdir()
+    config = tmp_path / "tiny.yaml"
+    config.write_bytes(TINY.read_bytes())
+    target = results.format(out=out, config=config)
+    code = main(["experiment", str(config), "--out", str(out), "--results", target,
+                 "--set", "replications=1", "--set", "n=200", "--set", "report_every=100",
+                 "--quiet", "--workers", "1"])
+    assert code == exitcodes.UNUSABLE
+    err = one_line(capsys.readouterr().err)
+    assert f"--results: {Path(target)} is " in err, err
+    assert sorted(p.name for p in out.iterdir()) == []  # nothing run, nothing written
+    assert config.read_bytes() == TINY.read_bytes()
+
+
+def test_an_experiment_whose_outputs_differ_runs(tmp_path, capsys):
+    out = tmp_path / "e"
+    code = main(["experiment", str(TINY), "--out", str(out), "--results", str(out / "r.jsonl"),
+                 "--set", "replications=1", "--set", "n=200", "--set", "report_every=100",
+                 "--set", "modes=[split]", "--set", "datasets=[{name: sea, source: {kind: "
+                 "generator, model: river.datasets.synth.SEA}}]", "--quiet", "--workers", "1"])
+    assert code == exitcodes.OK, capsys.readouterr().err
+    assert len((out / "r.jsonl").read_text(encoding="utf-8").splitlines()) == 1
+    assert {"rates.json", "table.md", "rates.png"} <= {p.name for p in out.iterdir()}

@@ -137,3 +137,186 @@ def test_figure_texts_are_the_names_not_mathtext(renamed):
 def test_the_report_of_such_names_is_written(renamed, tmp_path):
     page = write_report(str(renamed), tmp_path / "r.html").read_text(encoding="utf-8")
     assert "[bold]x[/bold]" in page and "a$b$c" in page
+
+
+# ------------------------------------------------------------------ text is inert on a terminal
+"""Terminal escapes in user text are shown, never executed (issue 36, kind 3): a stream name, a
+learner name, a path or a value read from a metrics file that holds ANSI escapes, NUL, OSC 0
+(the window title), OSC 52 (the clipboard) or their 8-bit forms reached the terminal raw from
+``run``, ``watch`` (also under a pseudo-terminal), ``report``'s warnings and the error messages.
+"""
+
+import pty
+import select
+import time
+
+from foldstream.job.terminal import inert
+from foldstream.operators.outputs import AlarmRecord, LearnerErrorRecord
+from foldstream.operators.records import dumps
+
+#: what a terminal would act on: colours, a window title, the clipboard (``rm -rf ~``),
+#: 8-bit CSI and OSC, NUL, DEL, BEL, a carriage return and a right-to-left override
+HOSTILE = ("h\x1b[5;7;35mBLINK\x00\x1b]0;TITLE\x07\x1b]52;c;cm0gLXJmIH4=\x07"
+           "\x9b2J\x9d0;T\x9c\x7f\r\u202eZ")
+#: HOSTILE as a command-line argument (which cannot hold NUL)
+ARGUMENT = HOSTILE.replace("\x00", "")
+#: bytes none of HOSTILE's may leave as (a terminal with 8-bit controls reads 0x9b alone)
+RAW = (b"\x1b", b"\x9b", b"\x9d", b"\x00", b"\x07", b"\x7f", b"\r", "\u202e".encode())
+HOSTILE_CONFIG = f"""
+source: {{kind: file, path: in.csv, label: target, stream: {json.dumps(HOSTILE)}}}
+sink: {{kind: file, path: out.jsonl}}
+evaluation: {{folds: 3, report_every: 200}}
+learners:
+  - {{name: nb, model: river.naive_bayes.GaussianNB}}
+  - {{name: nc, model: river.dummy.NoChangeClassifier}}
+"""
+
+
+def assert_inert(data: bytes | str, *, styled: bool = False) -> None:
+    """None of :data:`HOSTILE`'s controls is in ``data``, and it shows them as escapes.
+
+    ``styled``: ``data`` comes from a terminal, where rich writes escapes of its own (colours,
+    cursor moves): then no OSC (``ESC ]``) at all and not HOSTILE's own SGR."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogateescape")
+    raw = [b for b in RAW if b not in ((b"\x1b", b"\r") if styled else ())]
+    found = [b for b in raw if b in data]
+    assert not found, (found, data[:2000])
+    if styled:
+        assert b"\x1b]" not in data and b"\x1b[5;7;35m" not in data, data[:2000]
+    assert b"\\x1b]52;c;cm0gLXJmIH4=\\x07" in data, data[:2000]
+
+
+@pytest.fixture(scope="module")
+def hostile_dir(tmp_path_factory) -> Path:
+    """A run of a stream named :data:`HOSTILE`, and a metrics file of learners so named."""
+    folder = tmp_path_factory.mktemp("hostile")
+    (folder / "in.csv").write_text("a,b,target\n" + "".join(
+        f"{i % 7},{(i * 37) % 11},{'xy'[i % 3 == 0]}\n" for i in range(600)), encoding="utf-8")
+    (folder / "run.yaml").write_text(HOSTILE_CONFIG, encoding="utf-8")
+    done = foldstream(folder, "run", "--no-progress", "run.yaml")
+    (folder / "run.json").write_text(json.dumps([done.returncode, done.stdout, done.stderr]),
+                                     encoding="utf-8")
+    text = (folder / "out.jsonl").read_text(encoding="utf-8")
+    text = text.replace('"nb"', json.dumps("nb" + HOSTILE))
+    text += dumps(LearnerErrorRecord(stream=HOSTILE, position=600, learner="nb" + HOSTILE, fold=1,
+                                     error="Boom: " + HOSTILE, phase="learn").as_dict()) + "\n"
+    text += dumps(AlarmRecord(stream=HOSTILE, position=600, learner="nb" + HOSTILE, fold=2,
+                              detector=HOSTILE, quantity="loss").as_dict()) + "\n"
+    (folder / "crafted.jsonl").write_text(text, encoding="utf-8")
+    return folder
+
+
+def test_inert_shows_every_control():
+    shown = inert(HOSTILE)
+    assert shown.isprintable() and "\\x1b]0;TITLE\\x07" in shown and "\\u202eZ" in shown
+    assert inert("a\nb", lines=True) == "a\nb" and inert("Zürich ě 🌧") == "Zürich ě 🌧"
+
+
+def test_run_shows_a_stream_name_inert(hostile_dir):
+    code, out, err = json.loads((hostile_dir / "run.json").read_text(encoding="utf-8"))
+    assert code == 0, err
+    assert_inert(out)
+    assert_inert(err + "\\x1b]52;c;cm0gLXJmIH4=\\x07")  # nothing on stderr to show
+
+
+def test_run_to_standard_output_writes_records_inert(hostile_dir):
+    (hostile_dir / "stdout.yaml").write_text(
+        HOSTILE_CONFIG.replace("{kind: file, path: out.jsonl}", "{kind: stdout}"), "utf-8")
+    done = subprocess.run([sys.executable, "-m", "foldstream.job.cli", "run", "--quiet",
+                           "stdout.yaml"], cwd=hostile_dir, capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    controls = RAW[:-1]  # a record keeps a right-to-left override: text, not a control
+    assert not [b for b in controls if b in done.stdout + done.stderr]
+    first = json.loads(done.stdout.splitlines()[0])
+    assert first["stream"] == HOSTILE  # the same text, read back
+
+
+def test_validate_and_errors_show_paths_inert(hostile_dir):
+    name = "c" + ARGUMENT + "\udc9b.yaml"  # and a byte that is not UTF-8
+    (hostile_dir / name).write_text(HOSTILE_CONFIG, encoding="utf-8")
+    checked = subprocess.run([sys.executable, "-m", "foldstream.job.cli", "validate", name],
+                             cwd=hostile_dir, capture_output=True, timeout=300)
+    assert checked.returncode == 0, checked.stderr
+    assert_inert(checked.stdout)
+    assert b"\\x9b.yaml: valid" in checked.stdout
+    for args in (["run", "run.yaml", "--set", f"source.path={json.dumps(HOSTILE)}"],
+                 ["run", ARGUMENT], ["run", "run.yaml", ARGUMENT],
+                 ["watch", "--no-follow", ARGUMENT], ["report", ARGUMENT], ["plot", ARGUMENT]):
+        done = subprocess.run([sys.executable, "-m", "foldstream.job.cli", *args],
+                              cwd=hostile_dir, capture_output=True, timeout=300)
+        assert done.returncode == 2, (args, done.stderr)
+        assert_inert(done.stdout + done.stderr)
+
+
+def test_watch_shows_values_of_a_file_inert(hostile_dir):
+    done = foldstream(hostile_dir, "watch", "--no-follow", "crafted.jsonl")
+    assert done.returncode == 0, done.stderr
+    assert_inert(done.stdout + done.stderr)
+    assert "Boom:h\\x1b[5;7;35mBLINK" in "".join(done.stdout.split())  # the learner error
+
+
+def _under_a_terminal(cwd: Path, *args: str) -> tuple[int, bytes]:
+    """Run ``foldstream ARGS`` with a pseudo-terminal as its standard output and error."""
+    master, slave = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "foldstream.job.cli", *args], cwd=cwd,
+                               stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
+                               env={**os.environ, "COLUMNS": "400", "TERM": "xterm-256color"})
+    os.close(slave)
+    data = bytearray()
+    deadline = time.monotonic() + 300
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 1.0)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # the other end closed
+                    break
+                if not chunk:
+                    break
+                data += chunk
+            elif process.poll() is not None:
+                break
+    finally:
+        os.close(master)
+    return process.wait(timeout=60), bytes(data)
+
+
+def test_watch_under_a_terminal_shows_values_inert(hostile_dir):
+    code, data = _under_a_terminal(hostile_dir, "watch", "--no-follow", "crafted.jsonl")
+    assert code == 0, data[-2000:]
+    assert b"\x1b[" in data  # a terminal indeed: rich draws with escapes of its own
+    assert_inert(data, styled=True)
+
+
+def test_run_under_a_terminal_shows_the_stream_inert(hostile_dir):
+    code, data = _under_a_terminal(hostile_dir, "run", "run.yaml", "--set",
+                                   "sink.path=again.jsonl")
+    assert code == 0, data[-2000:]
+    assert_inert(data, styled=True)
+
+
+def test_report_messages_are_inert(hostile_dir):
+    out = "r" + ARGUMENT + ".html"
+    done = subprocess.run([sys.executable, "-m", "foldstream.job.cli", "report", "crafted.jsonl",
+                           "-o", out], cwd=hostile_dir, capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert_inert(done.stdout)  # the path written
+    assert b"Glyph" in done.stderr  # matplotlib's warnings quote the names' characters
+    assert not [b for b in RAW if b in done.stderr]
+
+
+def test_log_messages_are_inert():
+    import io
+    import logging
+
+    from foldstream.job import logs
+
+    out = io.StringIO()
+    logs.setup("info", stream=out)
+    try:
+        logging.getLogger("foldstream.test").info("closing %s failed", HOSTILE)
+    finally:
+        logs.setup(logs.DEFAULT_LEVEL)
+    assert_inert(out.getvalue())

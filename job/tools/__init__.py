@@ -7,7 +7,8 @@ configuration reference of ``docs/configuration.md``, generated from ``job/confi
 
 A tool reads records (files, Kafka topics) and may import ``operators`` (record types, the
 verdict rule), ``connectors``, ``job.config``, ``job.plans`` (``produce`` opens a
-configuration's source), ``job.exitcodes``, ``job.checks`` and ``job.engines.stopping`` (the one
+configuration's source), ``job.exitcodes``, ``job.checks``, ``job.terminal`` (every text it
+prints, made inert) and ``job.engines.stopping`` (the one
 rule for Ctrl-C and SIGTERM of every command that runs until stopped: it imports no engine); it
 never imports an engine. Two
 commands run things rather than read records, and so may import more: ``cluster.py`` (``foldstream cluster``, ``submit``,
@@ -18,7 +19,7 @@ Imports (the rule tests/test_layers.py checks)::
 
     may import:     foldstream.operators, foldstream.connectors, foldstream.job.config,
                     foldstream.job.plans, foldstream.job.exitcodes, foldstream.job.checks,
-                    foldstream.job.engines.stopping
+                    foldstream.job.terminal, foldstream.job.engines.stopping
     never imports:  pyflink
     cluster may also import:     foldstream.job.engines.flink
     experiment may also import:  foldstream.job.runner

@@ -10,10 +10,14 @@ while a command waits (:func:`foldstream.job.engines.stopping.interruptible`).
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 from foldstream.job import exitcodes
+from foldstream.job.terminal import inert
 
 COMMANDS = ("cluster", "submit", "jobs", "stop")
 
@@ -36,6 +40,7 @@ def add_parsers(commands) -> None:
 
     def jobmanager(parser):
         parser.add_argument("--jobmanager", "-m", default=DEFAULT_JOBMANAGER, metavar="HOST:PORT",
+                            type=rest_address,
                             help=f"the cluster's REST address (default: {DEFAULT_JOBMANAGER})")
 
     submit = commands.add_parser(
@@ -55,8 +60,53 @@ def add_parsers(commands) -> None:
     jobmanager(stop)
 
 
+#: what a host of ``--jobmanager`` may hold: a name, an IPv4 address or a bracketed IPv6 one
+_HOST = re.compile(r"[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\]")
+
+
+def rest_address(text: str) -> str:
+    """``--jobmanager``: ``HOST:PORT`` of a REST API (an ``http://`` before it and a ``/``
+    after it are dropped), refused at once with what is wrong rather than as a URL error
+    later.
+
+    >>> rest_address("http://localhost:8081/"), rest_address("[::1]:8081")
+    ('localhost:8081', '[::1]:8081')
+    >>> rest_address("localhost:abc")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: 'localhost:abc': the port must be a number from 1 to 65535
+    """
+    address = text.strip().removeprefix("http://").rstrip("/")
+    host, colon, port = address.rpartition(":")
+    if not colon or not _HOST.fullmatch(host):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected HOST:PORT, e.g. 127.0.0.1:8081")
+    if not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+        raise argparse.ArgumentTypeError(f"{text!r}: the port must be a number from 1 to 65535")
+    return address
+
+
+def _unusable_dir(root: Path, action: str) -> str | None:
+    """Why ``--dir`` cannot hold a cluster: not a folder, or (to start one) a place where
+    nothing can be created, in the system's words; ``None`` when it can."""
+    if root.exists() and not root.is_dir():
+        return f"{root} is not a folder"
+    if action != "start":
+        return None
+    try:  # what start does first; a read-only place, a file on the way, no permission
+        root.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=root).close()
+    except OSError as error:
+        return f"cannot write {root}: {error.strerror or error}"
+    return None
+
+
+def _say(text: object) -> None:
+    """One line of a command's output; it may name a path or a job of the user's."""
+    print(inert(text, lines=True))
+
+
 def _fail(message: str, code: int) -> int:
-    print(f"error: {message}", file=sys.stderr)
+    print(f"error: {inert(message, lines=True)}", file=sys.stderr)
     return code
 
 
@@ -82,26 +132,29 @@ def _cluster(args) -> int:
     from foldstream.job.engines.flink.cluster import LocalCluster, Overview
 
     local = LocalCluster(args.dir)
+    unusable = _unusable_dir(local.root, args.action)
+    if unusable:
+        return _fail(f"--dir: {unusable}", exitcodes.UNUSABLE)
     if args.action == "start":
         if args.slots < 1:
             return _fail(f"--slots must be at least 1, not {args.slots}", exitcodes.UNUSABLE)
         if args.port is not None and not 1 <= args.port <= 65535:
             return _fail(f"--port must be 1 to 65535, not {args.port}", exitcodes.UNUSABLE)
-        print(local.start(slots=args.slots, port=args.port))
-        print(f"configuration, logs and checkpoints: {local.root}")
+        _say(local.start(slots=args.slots, port=args.port))
+        _say(f"configuration, logs and checkpoints: {local.root}")
     elif args.action == "stop":
         stopped = local.stop()
-        print(f"stopped: {', '.join(stopped)}" if stopped else "no cluster runs under "
+        _say(f"stopped: {', '.join(stopped)}" if stopped else "no cluster runs under "
               f"{local.root}")
     else:
         running = [d for d in local.daemons() if d.running]
         for daemon in local.daemons():
-            print(f"{daemon.name}: pid {daemon.pid}, {'running' if daemon.running else 'dead'}")
+            _say(f"{daemon.name}: pid {daemon.pid}, {'running' if daemon.running else 'dead'}")
         if not running:
-            print(f"no cluster runs under {local.root}")
+            _say(f"no cluster runs under {local.root}")
             return exitcodes.FAILED
-        print(Overview.of(local.address))
-        print(f"checkpoints: {local.settings.get('execution.checkpointing.dir')}; "
+        _say(Overview.of(local.address))
+        _say(f"checkpoints: {local.settings.get('execution.checkpointing.dir')}; "
               f"logs: {local.log_dir}")
     return exitcodes.OK
 
@@ -110,8 +163,8 @@ def _submit(args) -> int:
     from foldstream.job.engines.flink.submit import submit
 
     done = submit(args.config, args.overrides, args.jobmanager, resume=args.resume)
-    print(f"job {done.job_id}: {done.state} on http://{done.address}")
-    print(f"checkpoints: {done.checkpoints or 'none (the job takes no checkpoints)'}")
+    _say(f"job {done.job_id}: {done.state} on http://{done.address}")
+    _say(f"checkpoints: {done.checkpoints or 'none (the job takes no checkpoints)'}")
     return exitcodes.OK
 
 
@@ -120,10 +173,10 @@ def _jobs(args) -> int:
 
     rows = jobs(args.jobmanager)
     if not rows:
-        print(f"no jobs on http://{args.jobmanager}")
+        _say(f"no jobs on http://{args.jobmanager}")
     for row in rows:
         started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row.start_time_ms / 1000))
-        print(f"{row.job_id}  {row.state:<10} {started}  {row.duration_ms / 1000:>8.0f} s  "
+        _say(f"{row.job_id}  {row.state:<10} {started}  {row.duration_ms / 1000:>8.0f} s  "
               f"{row.name}")
     return exitcodes.OK
 
@@ -132,6 +185,6 @@ def _stop(args) -> int:
     from foldstream.job.engines.flink.submit import stop_with_savepoint
 
     location = stop_with_savepoint(args.jobmanager, args.job, args.savepoint)
-    print(f"job {args.job} stopped; savepoint: {location}")
-    print(f"resume with: foldstream submit CONFIG --resume {location}")
+    _say(f"job {args.job} stopped; savepoint: {location}")
+    _say(f"resume with: foldstream submit CONFIG --resume {location}")
     return exitcodes.OK

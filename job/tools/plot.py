@@ -32,6 +32,7 @@ from typing import Any
 
 from foldstream.job import exitcodes
 from foldstream.job.checks import check_choices
+from foldstream.job.terminal import inert
 from foldstream.job.tools.records import RecordReader, StreamRecords, describe_window, \
     group_by_stream
 from foldstream.operators.aggregator import COMPARE
@@ -492,7 +493,7 @@ def stream_figures(data: StreamRecords, measures: Sequence[str]) -> dict[str, An
     for measure in measures:
         figure = measure_figure(data, measure)
         if figure is None:
-            print(f"plot: stream {data.stream} has no measure {measure!r}; skipped",
+            print(inert(f"plot: stream {data.stream} has no measure {measure!r}; skipped"),
                   file=sys.stderr)
             continue
         figures[f"{stem}-{_safe(measure)}"] = figure
@@ -585,8 +586,8 @@ def main(args) -> int:
         records = list(bounded_learners(RecordReader(args.metrics, typed=True)))
         written = plot_records(records, args.out, _split(args.measures), _split(args.formats))
     except (OSError, ValueError, KafkaUnavailable) as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {inert(error, lines=True)}", file=sys.stderr)
         return exitcodes.UNUSABLE
     for path in written:
-        print(path)
+        print(inert(path))
     return exitcodes.OK

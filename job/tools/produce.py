@@ -33,6 +33,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from foldstream.job import exitcodes
 from foldstream.job.config import Config
 from foldstream.job.engines.stopping import exit_code, interruptible, signal_of, stop_text
+from foldstream.job.terminal import inert
 from foldstream.job.tools.tables import typed
 from foldstream.operators.delay import LabelOnly
 from foldstream.operators.records import Example, Rejected
@@ -326,11 +327,11 @@ def main(args) -> int:
                              labels_topic=getattr(args, "labels_topic", None),
                              id_field=getattr(args, "id_field", None))
     except (ConfigError, ValueError, KafkaUnavailable) as error:
-        err.print(f"[red]error:[/] {typed(error)}", highlight=False)
+        err.print(f"[red]error:[/] {typed(error, lines=True)}", highlight=False)
         return exitcodes.UNUSABLE
     except KeyboardInterrupt as stop:
         err.print(f"stopped ({stop_text(stop)})", highlight=False)
         return exit_code(stop)
-    print(summary_text(result, args.bootstrap_servers, args.topic))
+    print(inert(summary_text(result, args.bootstrap_servers, args.topic), lines=True))
     sys.stdout.flush()
     return exitcodes.OK if result.interrupted is None else exit_code(result.interrupted)

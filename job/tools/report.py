@@ -425,12 +425,13 @@ def main(args) -> int:
     """``foldstream report METRICS [-o report.html] [--measures a,b] [--figures svg|png]``."""
     from foldstream.connectors.kafka import KafkaUnavailable
     from foldstream.job import exitcodes
+    from foldstream.job.terminal import inert
 
     measures = [m.strip() for m in args.measures.split(",") if m.strip()]
     try:
         path = write_report(args.metrics, args.out, measures, args.figures)
     except (OSError, ValueError, KafkaUnavailable) as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {inert(error, lines=True)}", file=sys.stderr)
         return exitcodes.UNUSABLE
-    print(path)
+    print(inert(path))
     return exitcodes.OK

@@ -21,6 +21,7 @@ from importlib import resources
 from typing import Any
 
 from foldstream.job import exitcodes
+from foldstream.job.terminal import inert
 from foldstream.job.tools.records import RecordError, RecordReader, check_version, describe_record
 from foldstream.operators.outputs import RECORD_TYPES, record_schema
 
@@ -172,7 +173,7 @@ def check_files(paths: list[str], out=None, limit: int = 10) -> int:
         nonlocal bad
         bad += 1
         if bad <= limit:
-            print(message, file=out)
+            print(inert(message, lines=True), file=out)
 
     for path in paths:
         checked = 0
@@ -182,7 +183,7 @@ def check_files(paths: list[str], out=None, limit: int = 10) -> int:
                 validate_record(record)
             except RecordError as error:
                 report(f"{path}: {error}")
-        print(f"{path}: {checked} records checked", file=out)
+        print(inert(f"{path}: {checked} records checked"), file=out)
     if bad > limit:
         print(f"... and {bad - limit} more", file=out)
     return bad
@@ -198,11 +199,11 @@ def main(args) -> int:
         except BrokenPipeError:  # the reader of the report went away: the command line's
             raise
         except OSError as error:  # missing, a folder, unreadable: nothing more to check
-            print(f"error: cannot read {error.filename or ' '.join(args.check)}: "
-                  f"{error.strerror or error}", file=sys.stderr)
+            print(inert(f"error: cannot read {error.filename or ' '.join(args.check)}: "
+                        f"{error.strerror or error}", lines=True), file=sys.stderr)
             return exitcodes.UNUSABLE
         except KafkaUnavailable as error:
-            print(f"error: {error}", file=sys.stderr)
+            print(f"error: {inert(error, lines=True)}", file=sys.stderr)
             return exitcodes.UNUSABLE
     print(json.dumps(load_schema(), indent=2, ensure_ascii=False))
     return exitcodes.OK

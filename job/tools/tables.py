@@ -3,7 +3,8 @@
 The number formats, the verdict's markup and the table of paired tests live here once;
 ``foldstream watch`` (:mod:`.watch`) shows its live tables with them. Every text a user typed
 (a stream, a learner, a path, a reason) goes into rich markup through :func:`typed`, so that
-``[bold]x[/bold]`` or ``[/]`` in a name is shown as typed, never read as markup.
+``[bold]x[/bold]`` or ``[/]`` in a name is shown as typed, never read as markup, and a control
+character in it is shown, never executed (:func:`foldstream.job.terminal.inert`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.table import Table
 
 from foldstream.operators.outputs import ComparisonRecord, SummaryRecord, as_typed
+from foldstream.job.terminal import inert
 from foldstream.operators.records import Record
 from foldstream.operators.sequential import UNDECIDED
 from foldstream.operators.verdicts import FoldVerdict, fold_verdict, live_verdict_text, \
@@ -43,12 +45,14 @@ def progress_bar(total: int | None, enabled: bool, console: Console) -> Iterator
         yield lambda n: progress.update(task, completed=n)
 
 
-def typed(value: Any) -> str:
+def typed(value: Any, lines: bool = False) -> str:
     """A user's text (a name, a path, a reason, a value) as rich markup that shows it as typed.
 
-    Markup is escaped, and so are emoji codes: rich shows ``:smile:`` as an emoji and has no
-    escape for it, so a colon that could open one is followed by an empty style (``[none]``),
-    which splits the code without adding a character.
+    Control characters are made visible (:func:`~foldstream.job.terminal.inert`; newlines
+    kept with ``lines``, for a message of several lines). Markup is escaped, and so are emoji
+    codes: rich shows ``:smile:`` as an emoji and has no escape for it, so a colon that could
+    open one is followed by an empty style (``[none]``), which splits the code without adding
+    a character.
 
     >>> typed("[bold]x[/bold]"), typed("[/]"), typed(3)
     ('\\\\[bold]x\\\\[/bold]', '\\\\[/]', '3')
@@ -59,8 +63,10 @@ def typed(value: Any) -> str:
     'stream :smile: at :1:'
     >>> typed("error: no such file")  # a colon that opens no code is left alone
     'error: no such file'
+    >>> typed("s\\x1b]0;title\\x07"), typed("a\\nb"), typed("a\\nb", lines=True)
+    ('s\\\\x1b]0;title\\\\x07', 'a\\\\nb', 'a\\nb')
     """
-    return _EMOJI_OPENING.sub(":[none][/none]", escape(str(value)))
+    return _EMOJI_OPENING.sub(":[none][/none]", escape(inert(value, lines)))
 
 
 #: a colon that rich could read as the start of an emoji code (``:name:``, no space between)
@@ -154,7 +160,7 @@ def comparisons_table(comparisons: Sequence[Record], measures: Mapping[str, Reco
     alpha = comparisons[0]["alpha"] if comparisons else 0.05
     live = any(record.get("sequential") for record in comparisons)
     regime = any((record.get("sequential") or {}).get("regime") for record in comparisons)
-    table = Table(title=f"{title} (α = {alpha})", title_justify="left")
+    table = Table(title=f"{title} (α = {typed(alpha)})", title_justify="left")
     columns = ["measure", "a vs b", "Wilcoxon p", "sign p", "wins", "verdict"]
     extra = (["live verdict, whole stream"] if live else []) + \
         (["live verdict, since the last change"] if regime else [])
@@ -163,7 +169,7 @@ def comparisons_table(comparisons: Sequence[Record], measures: Mapping[str, Reco
     for record in comparisons:
         w, s = record["wilcoxon"], record["sign"]
         cells = [typed(record["measure"]), typed(f"{record['a']} vs {record['b']}"),
-                 fmt_p(w["p_value"]), fmt_p(s["p_value"]), f"{s['wins_a']}:{s['wins_b']}",
+                 fmt_p(w["p_value"]), fmt_p(s["p_value"]), typed(f"{s['wins_a']}:{s['wins_b']}"),
                  verdict_markup(fold_verdict(record, measures))]
         table.add_row(*cells, *([sequential_markup(record)] if live else []),
                       *([sequential_markup(record, regime=True)] if regime else []))
@@ -191,10 +197,10 @@ def print_summary(console: Console, summaries: Sequence[SummaryRecord | Record],
             console.print(comparisons_table(comparisons, measures))
             for sentence in disagreements(comparisons, measures):
                 console.print(typed(sentence))
-        console.print(
+        console.print(typed(
             f"{summary.examples_read} records read, {summary.examples_rejected} rejected, "
             f"{summary.wall_time_s:.1f} s ({summary.examples_per_second or 0:.0f} examples/s)"
-        )
+        ))
         warning = positive_class_warning(summary.as_dict())
         if warning:
             console.print(f"[yellow]warning:[/] {typed(warning)}")

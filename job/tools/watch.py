@@ -21,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from foldstream.job import exitcodes
+from foldstream.job.terminal import inert
 from foldstream.job.tools.records import RecordReader, describe_window
 from foldstream.job.tools.tables import comparisons_table, disagreements, fmt, fmt_p, typed
 from foldstream.operators.aggregator import COMPARE
@@ -175,7 +176,7 @@ class WatchState:
     def _heading(self) -> Text:
         text = Text()
         text.append("foldstream watch ", style="bold")
-        text.append(f"{self.source}  ")
+        text.append(f"{inert(self.source)}  ")
         text.append(f"{self.records} records", style="cyan")
         if self.unknown:
             text.append(f", {self.unknown} of unknown type", style="yellow")
@@ -190,7 +191,7 @@ class WatchState:
             parts.append(self._comparisons_table(view))
             records = [record for _, record in sorted(view.comparisons.items(),
                                                       key=self._by_measure)]
-            parts.extend(Text(line, style="yellow")
+            parts.extend(Text(inert(line), style="yellow")
                          for line in disagreements(records, view.measures))
         parts.extend(self._verdict_line(record) for record in view.verdicts.values())
         for ranking in view.rankings.values():
@@ -198,14 +199,14 @@ class WatchState:
         parts.append(self._alarms_table(view) if view.alarms else
                      Text("no alarms yet", style="dim"))
         for e in view.learner_errors:
-            parts.append(Text(f"learner {e['learner']} fold {e['fold']} failed at "
-                              f"{e['position']:,} ({e['phase']}): {e['error']}; its predictions "
-                              f"count as wrong from there", style="red"))
+            parts.append(Text(inert(f"learner {e['learner']} fold {e['fold']} failed at "
+                                    f"{e['position']:,} ({e['phase']}): {e['error']}; its "
+                                    f"predictions count as wrong from there"), style="red"))
         if view.summary is not None:
             s = view.summary
-            parts.append(Text(
+            parts.append(Text(inert(
                 f"finished: {s['examples_read']} records read, {s['examples_rejected']} rejected, "
-                f"{s['wall_time_s']:.1f} s ({fmt(s['examples_per_second'], 0)} examples/s)",
+                f"{s['wall_time_s']:.1f} s ({fmt(s['examples_per_second'], 0)} examples/s)"),
                 style="green"))
         return parts
 
@@ -224,9 +225,9 @@ class WatchState:
             return Text("")
         first = next(iter(view.measures.values()))
         how = "prequential" if first["prequential"] else "holdout"
-        return Text(f"{first['mode']}, {first['folds']} folds, {how}, window "
-                    f"{describe_window(first['window'])}; mean ± std over folds at each "
-                    f"learner's last report", style="dim")
+        return Text(inert(f"{first['mode']}, {first['folds']} folds, {how}, window "
+                          f"{describe_window(first['window'])}; mean ± std over folds at each "
+                          f"learner's last report"), style="dim")
 
     def _measures_table(self, view: StreamView) -> Table:
         table = Table(title=self._title(view), title_justify="left")
@@ -269,7 +270,7 @@ class WatchState:
         ('live verdict as of position 700: ht better over the whole stream', True)
         """
         text = live_verdict_text(record, record["a"], record["b"])
-        return Text(f"live verdict as of position {record['position']:,}: {text}",
+        return Text(inert(f"live verdict as of position {record['position']:,}: {text}"),
                     style="green" if record["verdict"] != UNDECIDED else "")
 
     @staticmethod
@@ -280,7 +281,7 @@ class WatchState:
             table.add_column(column, justify="right" if column != "learner" else "left")
         for drift in reversed(view.drifts):
             table.add_row(f"{drift['position']:,}", typed(drift["learner"]),
-                          typed(drift["detector"]), ", ".join(map(str, drift["folds"])),
+                          typed(drift["detector"]), typed(", ".join(map(str, drift["folds"]))),
                           f"{drift['first']:,}")
         return table
 
@@ -290,16 +291,16 @@ class WatchState:
                        if r is not None)
         friedman = ranking["friedman"]["p_value"]
         cd = ranking["critical_difference"]
-        return Text(f"average ranks of {ranking['measure']} (1 = best): "
-                    + ", ".join(f"{n} {r:.2f}" for r, n in ranks)
-                    + f"; Nemenyi CD {fmt(cd, 2)}; Friedman p {fmt_p(friedman)}")
+        return Text(inert(f"average ranks of {ranking['measure']} (1 = best): "
+                          + ", ".join(f"{n} {r:.2f}" for r, n in ranks)
+                          + f"; Nemenyi CD {fmt(cd, 2)}; Friedman p {fmt_p(friedman)}"))
 
     def _alarms_table(self, view: StreamView) -> Table:
         table = Table(title=f"latest alarms ({view.alarm_count} in all)", title_justify="left")
         for column in ("position", "learner", "fold", "detector"):
             table.add_column(column, justify="right" if column in ("position", "fold") else "left")
         for alarm in reversed(view.alarms):
-            table.add_row(f"{alarm['position']:,}", typed(alarm["learner"]), str(alarm["fold"]),
+            table.add_row(f"{alarm['position']:,}", typed(alarm["learner"]), typed(alarm["fold"]),
                           typed(alarm["detector"]))
         return table
 
@@ -355,7 +356,7 @@ def main(args) -> int:
         with interruptible():
             watch(args.source, measures, follow=args.follow, interval=args.interval)
     except (OSError, ValueError, KafkaUnavailable) as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {inert(error, lines=True)}", file=sys.stderr)
         return exitcodes.UNUSABLE
     except KeyboardInterrupt as stop:  # the display, if it was up, shows what was read
         return exit_code(stop)

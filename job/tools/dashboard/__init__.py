@@ -14,7 +14,8 @@ the one rule of :mod:`foldstream.job.engines.stopping`, which imports none).
 Imports (the rule tests/test_layers.py checks)::
 
     may import:     foldstream.operators, foldstream.connectors, foldstream.job.exitcodes,
-                    foldstream.job.checks, foldstream.job.tools, foldstream.job.engines.stopping
+                    foldstream.job.checks, foldstream.job.terminal, foldstream.job.tools,
+                    foldstream.job.engines.stopping
     never imports:  pyflink
 """
 

@@ -37,6 +37,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from importlib import resources
 from typing import Any
 
+from foldstream.job.terminal import inert
 from foldstream.job.tools.dashboard import DEFAULT_HOST, DEFAULT_INTERVAL, DEFAULT_PORT
 from foldstream.job.tools.dashboard.guard import HostGuard, HostPolicy
 from foldstream.job.tools.dashboard.state import DEFAULT_HISTORY, MIN_HISTORY, Cursor, \
@@ -307,8 +308,8 @@ def serve(sources: Sequence[str], *, host: str = DEFAULT_HOST, port: int = DEFAU
                             timeout_graceful_shutdown=SHUTDOWN_S, access_log=False)
     server = uvicorn.Server(config)
     shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
-    print(f"foldstream dashboard of {', '.join(sources)} on http://{shown}:{port} "
-          f"(Ctrl-C to stop)", file=sys.stderr, flush=True)
+    print(inert(f"foldstream dashboard of {', '.join(sources)} on http://{shown}:{port} "
+                f"(Ctrl-C to stop)"), file=sys.stderr, flush=True)
     if host in ("0.0.0.0", "::", ""):
         print("  it answers to localhost and to the names of --allow-host only: from another "
               "machine, give the name or address you open it by", file=sys.stderr, flush=True)
@@ -375,7 +376,7 @@ def main(args) -> int:
             serve(args.sources, host=args.host, port=args.port, history=args.history,
                   interval=args.interval, allow_hosts=allow)
     except (OSError, ValueError, KafkaUnavailable) as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {inert(error, lines=True)}", file=sys.stderr)
         return exitcodes.UNUSABLE
     except KeyboardInterrupt as stop:
         return exit_code(stop)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
@@ -291,11 +291,22 @@ class Pair:
     b: str
 
 
-def tasks(experiment: ExperimentConfig) -> list[Task]:
+def iter_tasks(experiment: ExperimentConfig) -> Iterator[Task]:
     """Every run of the experiment, replication by replication (so a partial results file
-    covers every dataset and mode)."""
-    return [Task(d.name, mode, r) for r in range(experiment.replications)
-            for d in experiment.datasets for mode in experiment.modes]
+    covers every dataset and mode), made as they are asked for: the memory of an experiment
+    does not grow with ``replications``, however large."""
+    return (Task(d.name, mode, r) for r in range(experiment.replications)
+            for d in experiment.datasets for mode in experiment.modes)
+
+
+def task_count(experiment: ExperimentConfig) -> int:
+    """How many runs :func:`iter_tasks` yields."""
+    return experiment.replications * len(experiment.datasets) * len(experiment.modes)
+
+
+def tasks(experiment: ExperimentConfig) -> list[Task]:
+    """:func:`iter_tasks` as a list, for a small experiment."""
+    return list(iter_tasks(experiment))
 
 
 def pairs(experiment: ExperimentConfig) -> list[Pair]:

@@ -236,16 +236,20 @@ def rates_figure(rates: Sequence[Rate], alpha: float, dataset: str = "all"):
     return figure
 
 
+#: the files :func:`write_outputs` writes in its folder
+OUTPUTS = ("rates.json", "table.md", "rates.png")
+
+
 def write_outputs(rates: Sequence[Rate], experiment: ExperimentConfig, out: str | Path) -> Path:
-    """``rates.json``, ``table.md`` and ``rates.png`` in ``out``."""
+    """:data:`OUTPUTS` in ``out``: ``rates.json``, ``table.md`` and ``rates.png``."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "rates.json").write_text(json.dumps([asdict(r) for r in rates], indent=1) + "\n",
-                                    encoding="utf-8")
-    (out / "table.md").write_text(markdown_report(rates, experiment) + "\n", encoding="utf-8")
+    numbers, table, picture = (out / name for name in OUTPUTS)
+    numbers.write_text(json.dumps([asdict(r) for r in rates], indent=1) + "\n", encoding="utf-8")
+    table.write_text(markdown_report(rates, experiment) + "\n", encoding="utf-8")
     import matplotlib.pyplot as plt  # as rates_figure's
 
     figure = rates_figure(rates, experiment.alpha)
-    figure.savefig(out / "rates.png", dpi=130)
+    figure.savefig(picture, dpi=130)
     plt.close(figure)
     return out

@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import queue
 import signal
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,16 +21,21 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, \
     TimeElapsedColumn, TimeRemainingColumn
 
-from foldstream.connectors.sinks import writable_reason
+from foldstream.connectors.sinks import Named, SinkUnavailable, check_outputs
 from foldstream.job import exitcodes
 from foldstream.job.config import ConfigError
 from foldstream.job.engines.stopping import Interrupted, in_main_thread
 from foldstream.job.runner import run_configuration
 from foldstream.job.tools.experiment.design import ExperimentConfig, ReplicationResult, Task, \
-    final_accuracy, fingerprint, load_experiment, outcomes_of, pairs, run_configs, tasks
+    final_accuracy, fingerprint, iter_tasks, load_experiment, outcomes_of, pairs, run_configs, \
+    task_count
 from foldstream.job.tools.experiment.rates import Rate, rate_table, rejection_rates, rich_table, \
     write_outputs
 from foldstream.job.tools.tables import typed
+
+#: the most ``--workers`` per core: a replication keeps a core busy, more only share it
+MAX_WORKERS_PER_CORE = 8
+
 
 def run_replication(experiment: ExperimentConfig, task: Task) -> ReplicationResult:
     """Evaluate one (dataset, mode, replication) through the stages of ``foldstream run``."""
@@ -140,11 +146,16 @@ def _run_one(job: tuple[ExperimentConfig, Task]) -> ReplicationResult:
 class _Runner:
     """Runs tasks in ``workers`` processes (1: in this one) and yields their results in the
     order they finish. The pool is made on entering, before any progress bar draws from a
-    thread of its own, and ended (terminated, if need be) on leaving."""
+    thread of its own, and ended (terminated, if need be) on leaving.
 
-    def __init__(self, experiment: ExperimentConfig, todo: Sequence[Task], workers: int):
-        self.experiment, self.todo = experiment, list(todo)
-        self.workers = min(workers, len(self.todo))
+    The tasks are taken from ``todo`` (``count`` of them) as workers free up, at most two per
+    worker waiting: a pool's ``imap`` would read the whole iterable at once, and an experiment
+    of a billion replications would fill the memory with their tasks."""
+
+    def __init__(self, experiment: ExperimentConfig, todo: Iterable[Task], count: int,
+                 workers: int):
+        self.experiment, self.todo = experiment, iter(todo)
+        self.workers = max(1, min(workers, count))
         self.pool = None
 
     def __enter__(self) -> "_Runner":
@@ -162,9 +173,30 @@ class _Runner:
         if self.pool is None:
             for task in self.todo:
                 yield _run_one((self.experiment, task))
-        else:
-            yield from self.pool.imap_unordered(_run_one,
-                                                [(self.experiment, t) for t in self.todo])
+            return
+        finished: queue.SimpleQueue = queue.SimpleQueue()
+        waiting = 0
+
+        def submit() -> None:
+            nonlocal waiting
+            task = next(self.todo, None)
+            if task is not None:
+                self.pool.apply_async(_run_one, ((self.experiment, task),),
+                                      callback=finished.put, error_callback=finished.put)
+                waiting += 1
+
+        for _ in range(2 * self.workers):
+            submit()
+        while waiting:
+            try:
+                outcome = finished.get(timeout=0.5)  # a signal's handler runs in between
+            except queue.Empty:
+                continue
+            waiting -= 1
+            if isinstance(outcome, BaseException):
+                raise outcome
+            submit()
+            yield outcome
 
     def __exit__(self, *exc: object) -> None:
         if self.pool is not None:
@@ -198,7 +230,8 @@ def run_experiment(experiment: ExperimentConfig, results_path: str | Path, *, wo
     if broken:
         _repair(path)
     finished = {r.key for r in done}
-    todo = [t for t in tasks(experiment) if t.key not in finished]
+    todo = (t for t in iter_tasks(experiment) if t.key not in finished)
+    count = task_count(experiment) - len(done)  # done holds tasks of this experiment only
     results = list(done)
     interrupted = None
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -207,8 +240,9 @@ def run_experiment(experiment: ExperimentConfig, results_path: str | Path, *, wo
     def stop(signum, frame):  # SIGTERM where the experiment waits: the stop of a run's signal
         raise Interrupted(signum)
 
-    with path.open("a", encoding="utf-8") as handle, _Runner(experiment, todo, workers) as runner, \
-            _progress(len(done) + len(todo), len(done), progress, console) as advance:
+    with path.open("a", encoding="utf-8") as handle, \
+            _Runner(experiment, todo, count, workers) as runner, \
+            _progress(len(done) + count, len(done), progress, console) as advance:
         previous = signal.signal(signal.SIGTERM, stop) if main_thread else None
         try:
             for result in runner:
@@ -270,6 +304,21 @@ def add_arguments(parser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no table")
 
 
+def check_experiment_outputs(config: str | Path, out: str | Path, results: str | Path) -> None:
+    """Raise :class:`ConfigError` naming the option unless every file the experiment writes
+    (the results file, and :data:`~.rates.OUTPUTS` in ``out``) can be written and is a file of
+    its own, not the experiment's configuration: the results would be appended to, then
+    overwritten by the rates (:func:`~foldstream.connectors.sinks.check_outputs`)."""
+    from foldstream.job.tools.experiment.rates import OUTPUTS
+
+    # --results last: the option a clash names is the one to change
+    outputs = [Named("--out", Path(out) / name) for name in OUTPUTS] + [Named("--results", results)]
+    try:
+        check_outputs(outputs, [Named("the experiment's configuration", config)])
+    except SinkUnavailable as error:
+        raise ConfigError(str(error)) from None
+
+
 def main(args) -> int:
     err = Console(stderr=True)
     try:
@@ -277,26 +326,28 @@ def main(args) -> int:
         workers = args.workers if args.workers is not None else (os.cpu_count() or 1)
         if workers < 1:
             raise ConfigError(f"--workers: expected at least 1, got {workers}")
+        most = MAX_WORKERS_PER_CORE * (os.cpu_count() or 1)
+        if workers > most:  # each is a process holding its learners: a fork bomb otherwise
+            raise ConfigError(f"--workers: {workers:,} processes on {os.cpu_count()} cores; at "
+                              f"most {most} ({MAX_WORKERS_PER_CORE} per core)")
         out = Path(args.out) if args.out else Path("out/experiments") / Path(args.config).stem
         results = Path(args.results) if args.results else out / "results.jsonl"
-        for key, target in (("--out", out / "rates.json"), ("--results", results)):
-            reason = writable_reason(target)
-            if reason:
-                raise ConfigError(f"{key}: cannot write {target}: {reason}")
+        check_experiment_outputs(args.config, out, results)
         done = run_experiment(experiment, results, workers=workers, progress=not args.quiet,
                               console=err)
     except ConfigError as error:
-        err.print(f"[red]error:[/] {typed(error)}", highlight=False)
+        err.print(f"[red]error:[/] {typed(error, lines=True)}", highlight=False)
         return exitcodes.UNUSABLE
     except ReplicationFailed as error:
-        err.print(f"[red]error:[/] {typed(error)}; the replications done are kept in {typed(results)}",
+        err.print(f"[red]error:[/] {typed(error, lines=True)}; the replications done are kept in "
+                  f"{typed(results)}",
                   highlight=False, soft_wrap=True)
         return exitcodes.FAILED
     if done.results:
         write_outputs(done.rates, experiment, out)
     if not args.quiet and done.results:
         Console(width=max(Console().width, 160)).print(rich_table(rate_table(done.rates)))
-    total = len(tasks(experiment))
+    total = task_count(experiment)
     if done.interrupted is not None:
         err.print(f"stopped: {len(done.results)} of {total} replications are in {typed(results)}; "
                   f"the same command continues from there", highlight=False, soft_wrap=True)
