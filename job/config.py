@@ -24,7 +24,7 @@ from foldstream.operators.aggregator import ALPHA, COMPARE
 from foldstream.operators.delay import MAX_PENDING
 from foldstream.operators.detectors import PAGE_HINKLEY
 from foldstream.operators.evaluator import REPORT_EVERY
-from foldstream.operators.fanout import FOLD_CHOICE, FOLD_MODE, FOLD_SEED, FOLDS
+from foldstream.operators.fanout import FOLD_CHOICE, FOLD_MODE, FOLD_SEED, FOLDS, MAX_FOLDS
 from foldstream.operators.head import MAX_CLASSES
 from foldstream.operators.measures import MEASURES
 from foldstream.operators.moa import DEFAULT_JVM_OPTIONS, JvmOptionsError, check_config, \
@@ -268,7 +268,7 @@ class EvaluationConfig(_Strict):
     mode: Literal["bootstrap", "cv", "split", "single"] = Field(
         FOLD_MODE, description="how the folds share the examples (docs/method.md §2); "
                                  "single: one model, plain prequential evaluation")
-    folds: int = Field(FOLDS, ge=1, description="k, the number of folds (single: 1)")
+    folds: int = Field(FOLDS, ge=1, le=MAX_FOLDS, description="k, the number of folds (single: 1)")
     prequential: bool = Field(True, description="true: every fold tests each example, then "
                                                 "trains on it; false: holdout")
     seed: int = Field(FOLD_SEED, description="the seed of the folds' weights")

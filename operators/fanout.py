@@ -20,6 +20,12 @@ FOLD_MODE, FOLDS, FOLD_SEED, FOLD_CHOICE = "bootstrap", 10, 1, "random"
 """The defaults of how the folds share the examples (docs/method.md §2): ``evaluation.mode``,
 ``.folds``, ``.seed`` and ``.fold_choice`` (job/config.py reads them here)."""
 
+MAX_FOLDS = 1000
+"""The most folds a run may have (``evaluation.folds``): every example is sent to each of them,
+so their number multiplies the work and memory of a batch. Far above the designs in use
+(Bifet et al. 2015: 10; leave-one-out designs on streams are not run), and low enough that a
+mistyped count fails at start instead of exhausting memory at the first batch."""
+
 
 class LabelClash(ValueError):
     """An example whose label is a value already seen in this stream as another type.

@@ -35,7 +35,7 @@ def test_types_are_words_not_class_names():
     assert "foldstream." not in text and "Config" not in text and "typing" not in text
     assert "| `kind` | one of: cumulative, sliding, fading, adwin | `adwin` |" in text
     assert "| `learners` | list of learner (keys below) | (required) |" in text
-    assert "| `folds` | int ≥ 1 | `10` |" in text
+    assert "| `folds` | int ≥ 1, ≤ 1000 | `10` |" in text
     assert "| `delay` | mapping (keys below) (or null) | `null` |" in text
 
 

@@ -134,6 +134,12 @@ def test_more_workers_than_the_machine_holds_are_refused(capsys):
     assert "--workers: 1,000,000 processes on" in capsys.readouterr().err
 
 
+def test_a_billion_folds_are_refused_at_start_naming_the_key(capsys):
+    code = main(["validate", "--set", "evaluation.folds=1000000000"])
+    assert code == exitcodes.UNUSABLE
+    assert "evaluation.folds" in capsys.readouterr().err
+
+
 # --------------------------------------------------------------------------- cluster commands
 @pytest.mark.parametrize("where", ["a file", "under a file", "a read-only place"])
 def test_cluster_start_on_a_place_it_cannot_use_is_refused_naming_dir(tmp_path, capsys, where):
