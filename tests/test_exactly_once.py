@@ -1,6 +1,6 @@
 """Exactly-once delivery to the metrics topic, on Apache Kafka, through a real failure.
 
-A live run (``foldstream run``, unbounded Kafka source, checkpoints every 8 s, the sink's
+A live run (``foldstream run``, unbounded Kafka source, checkpoints every 15 s, the sink's
 ``delivery_guarantee: exactly-once``) on the local mini-cluster; its learner fails once
 (:class:`foldstream.job.engines.flink.faults.FailOnce`) between two checkpoints, so the job
 restarts from the last one. The second part of the input is sent once the first is committed
@@ -38,6 +38,7 @@ FIRST, SECOND = 600, 600  # examples before the failing part, and the failing pa
 # (a weight of 0 skips the call), so this falls at about position 950, in the second part
 FAIL_AFTER = 600
 REPORT_EVERY = 100
+BEFORE_FAIL = 800  # the reports up to here are written before the failing examples are sent
 
 
 def _rows(start: int, stop: int) -> list[dict]:
@@ -83,7 +84,7 @@ learners:
     params: {{model: {{model: river.naive_bayes.GaussianNB}}, after: {FAIL_AFTER},
               marker: "{marker}", checkpoints: "{checkpoints}"}}
 engine: {{kind: flink, parallelism: 1, learner_slots: shared, batch_size: 50,
-          checkpoint_interval_ms: 8000, checkpoint_dir: "{checkpoints}",
+          checkpoint_interval_ms: 15000, checkpoint_dir: "{checkpoints}",
           jars: {json.dumps([str(j) for j in kafka_jars])}}}
 """)
     cfg = load_config(str(config), [])
@@ -96,7 +97,12 @@ engine: {{kind: flink, parallelism: 1, learner_slots: shared, batch_size: 50,
         # the first part committed: a checkpoint completed after its last report was written
         _wait(lambda: FIRST in _positions(_metrics(bs, "eo-out")), 300, job, log)
         assert not marker.exists()
-        produce_jsonl(bs, "eo-in", "s", _rows(FIRST, FIRST + SECOND))
+        # reports written in the open transaction first (the Python worker hands its output on
+        # by bundles: sent with the failing examples, they could die in the bundle unsent)
+        produce_jsonl(bs, "eo-in", "s", _rows(FIRST, BEFORE_FAIL))
+        _wait(lambda: BEFORE_FAIL in _positions(_metrics(bs, "eo-out", "read_uncommitted")),
+              300, job, log)
+        produce_jsonl(bs, "eo-in", "s", _rows(BEFORE_FAIL, FIRST + SECOND))
         _wait(lambda: FIRST + SECOND in _positions(_metrics(bs, "eo-out")), 300, job, log)
         time.sleep(2)  # the rest of that report, were it not whole
     finally:
