@@ -136,9 +136,13 @@ def test_the_command_line_hands_its_progress_bar_to_the_flink_job(monkeypatch, t
 
     def fake_run(config, emit, dead_letter, on_progress=None, **options):
         assert on_progress is not None, "the command line passed no progress callback"
+        from foldstream.operators.outputs import SummaryRecord
+        from foldstream.operators.records import dumps
+
+        summary = SummaryRecord.at_end(stream="elec", position=9, read=10, rejected=1,
+                                       wall_time_s=0.5, measures=[])
         deliver(['M{"type":"measures","stream":"elec","position":5,"learner":"a"}',
-                 'M{"type":"summary","stream":"elec","position":9,"examples_read":10,'
-                 '"measures":[]}'], emit, dead_letter, on_progress)
+                 "M" + dumps(summary.as_dict())], emit, dead_letter, on_progress)
 
     monkeypatch.setattr(tables, "progress_bar", bar)
     monkeypatch.setattr(flink_run, "run", fake_run)  # where the command line takes it
