@@ -114,10 +114,22 @@ class LagEncoder:
                 self.labels[label] = None
         out: dict[str, float] = {}
         for i in range(self.n):
-            lag = lags[i] if i < len(lags) else None
+            lag = lags[i] if i < len(lags) else _NO_LAG
             for label in self.labels:
-                out[f"y_lag{i + 1}={label}"] = 1.0 if i < len(lags) and lag == label else 0.0
+                out[f"y_lag{i + 1}={label}"] = 1.0 if label == lag else 0.0
         return out
+
+    def add_to(self, x: dict[str, Any], lags: tuple[Label, ...]) -> dict[str, Any]:
+        """``x`` with the lag features of ``lags`` (a new mapping: ``x`` is the batch's)."""
+        return {**x, **self.features(lags)}
+
+
+_NO_LAG = object()  # the lag of an example with fewer previous labels: equal to no label
+
+
+def lag_encoder(spec: "LearnerSpec") -> LagEncoder | None:
+    """The lag encoder of a learner task of ``spec``; none without ``lags``."""
+    return LagEncoder(spec.lags) if spec.lags else None
 
 
 def check_classifier(model: Any) -> None:
@@ -265,22 +277,22 @@ class LearnerTask:
                                     f"be built or cloned: {error_text(exc)}") from None
         self._weighted = takes_weight(self.model)
         self.failed: LearnerError | None = None  # once it raised
-        self.lag_encoder = LagEncoder(spec.lags) if spec.lags else None
+        self.lag_encoder = lag_encoder(spec)
 
     def __setstate__(self, state):
         """A task pickled before it kept a lag encoder gets a fresh one."""
         self.__dict__.update(state)
         if "lag_encoder" not in state:
-            self.lag_encoder = LagEncoder(self.spec.lags) if self.spec.lags else None
+            self.lag_encoder = lag_encoder(self.spec)
 
     def process(self, batch: FoldBatch | DelayFoldBatch) -> PredictionBatch | DelayPredictionBatch:
         if isinstance(batch, DelayFoldBatch):
             return self._process_delayed(batch)
         prequential = self.prequential
         scored = [scores(prequential, w) for w in batch.weights]
-        xs = batch.xs
-        if self.failed is None and self.lag_encoder is not None:
-            xs = [{**x, **self.lag_encoder.features(lags)} for x, lags in zip(xs, batch.lags)]
+        encoder = self.lag_encoder
+        xs = batch.xs if encoder is None or self.failed is not None else \
+            [encoder.add_to(x, lags) for x, lags in zip(batch.xs, batch.lags)]
         if self.failed is not None:  # quarantined: no prediction, nothing learned
             y_pred, error = [-1] * len(scored), None
         elif hasattr(self.model, "run_batch"):  # MOA's: one call per batch
@@ -347,7 +359,7 @@ class LearnerTask:
                 if score and self.failed is None:
                     x = event.x
                     if encoder is not None:
-                        x = {**x, **encoder.features(event.lags)}
+                        x = encoder.add_to(x, event.lags)
                     try:
                         pred = codes.get(model.predict_one(x), -1)
                     except LEARNER_ERRORS as exc:  # quarantine, as in process()
@@ -359,7 +371,7 @@ class LearnerTask:
                 if event.weight > 0 and self.failed is None:
                     x = event.x
                     if encoder is not None:
-                        x = {**x, **encoder.features(event.lags)}
+                        x = encoder.add_to(x, event.lags)
                     try:
                         learn(model, x, classes[event.y], event.weight, weighted)
                     except LEARNER_ERRORS as exc:
