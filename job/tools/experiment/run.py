@@ -150,11 +150,13 @@ class _Runner:
 
     The tasks are taken from ``todo`` (``count`` of them) as workers free up, at most two per
     worker waiting: a pool's ``imap`` would read the whole iterable at once, and an experiment
-    of a billion replications would fill the memory with their tasks."""
+    of a billion replications would fill the memory with their tasks. ``work`` runs one
+    ``(configuration, task)`` (default: a replication; a benchmark's cells too)."""
 
     def __init__(self, experiment: ExperimentConfig, todo: Iterable[Task], count: int,
-                 workers: int):
+                 workers: int, work: Callable[[tuple[Any, Any]], Any] | None = None):
         self.experiment, self.todo = experiment, iter(todo)
+        self.work = work or _run_one  # a module's function: the pool's workers import it
         self.workers = max(1, min(workers, count))
         self.pool = None
 
@@ -172,7 +174,7 @@ class _Runner:
     def __iter__(self) -> Iterator[ReplicationResult]:
         if self.pool is None:
             for task in self.todo:
-                yield _run_one((self.experiment, task))
+                yield self.work((self.experiment, task))
             return
         finished: queue.SimpleQueue = queue.SimpleQueue()
         waiting = 0
@@ -181,7 +183,7 @@ class _Runner:
             nonlocal waiting
             task = next(self.todo, None)
             if task is not None:
-                self.pool.apply_async(_run_one, ((self.experiment, task),),
+                self.pool.apply_async(self.work, ((self.experiment, task),),
                                       callback=finished.put, error_callback=finished.put)
                 waiting += 1
 
