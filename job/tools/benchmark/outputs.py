@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 #: The files :func:`write_outputs` writes into ``--out``.
 OUTPUTS = ("comparison.md", "comparison.tex", "comparison.csv", "cost.csv", "cd.png", "cd.svg",
-           "streams.png", "streams.svg", "index.html")
+           "streams.png", "streams.svg", "benchmark.html")
 #: The scopes of a measure's value: the evaluation's window at the end, the whole stream.
 SCOPES = ("window", "whole")
 #: The mark of a learner worse than its stream's best (Wilcoxon over folds).
@@ -366,8 +366,13 @@ class BenchmarkResults:
                             for s in self.streams] for learner in self.learners}
         return per_stream(self.streams, points, f"{measure} ({self._scope_text()})")
 
-    def _scope_text(self) -> str:
-        return "whole stream" if self.rank_scope == "whole" else "final window"
+    def _scope_text(self, scope: str | None = None) -> str:
+        """A scope in words; the final window of a cumulative window is the whole stream."""
+        window = self.benchmark.evaluation.window.kind
+        if (scope or self.rank_scope) == "whole":
+            return "whole stream"
+        return "whole stream (cumulative window)" if window == "cumulative" else \
+            f"final window ({window} window)"
 
     # -- text
     def _cell_text(self, stream: str, learner: str, measure: str, scope: str,
@@ -383,9 +388,7 @@ class BenchmarkResults:
         return text
 
     def legend(self) -> str:
-        window = self.benchmark.evaluation.window
-        what = "whole stream" if self.rank_scope == "whole" else \
-            f"final window ({window.kind} window)"
+        what = self._scope_text(self.rank_scope)
         ev = self.benchmark.evaluation
         return (f"Mean ± sd over {ev.folds} folds ({ev.mode}, "
                 f"{'prequential' if ev.prequential else 'holdout'}); best per stream in bold; "
@@ -399,8 +402,7 @@ class BenchmarkResults:
                self.legend() + "\n"]
         for measure in self.measures:
             for scope in self.scopes:
-                out.append(f"## {measure}, {'whole stream' if scope == 'whole' else 'final window'}"
-                           f"\n")
+                out.append(f"## {measure}, {self._scope_text(scope)}\n")
                 out.append(_md_table(["stream", *self.learners], [
                     [stream, *(self._cell_text(stream, learner, measure, scope, ("**", "**"),
                                                WORSE) for learner in self.learners)]
@@ -479,7 +481,7 @@ class BenchmarkResults:
                     lines.append(" & ".join(["average rank", *(fmt(r, 2) for r in
                                                                t.ranks.ranks)]) + " \\\\")
                 caption = (f"{_tex(measure)}, "
-                           f"{'whole stream' if scope == 'whole' else 'final window'}. "
+                           f"{self._scope_text(scope)}. "
                            + _tex(self.legend()).replace(WORSE, "$^\\dagger$"))
                 if t.friedman is not None:
                     caption += (f" Friedman $\\chi^2_F$ = {t.friedman.statistic:.2f} "
@@ -533,7 +535,7 @@ class BenchmarkResults:
                     rows.append(["<i>average rank</i>", *(fmt(r, 2) for r in
                                                           self.rank_tests(measure).ranks.ranks)])
                 out.append(f"<h2>{e(measure)}, "
-                           f"{'whole stream' if scope == 'whole' else 'final window'}</h2>"
+                           f"{e(self._scope_text(scope))}</h2>"
                            + _html_table(["stream", *self.learners], rows,
                                          range(1, len(self.learners) + 1)))
         out.append("<h2>Tests over the streams</h2>" + _markdown_to_html(self._tests_markdown()))
@@ -647,5 +649,5 @@ def write_outputs(results: BenchmarkResults, out: str | Path) -> list[Path]:
             else:
                 figure.savefig(path, format="png", dpi=150, metadata=meta)
             written.append(path)
-    text("index.html", results.html())
+    text("benchmark.html", results.html())
     return written

@@ -273,6 +273,6 @@ def main(args) -> int:
         return done.interrupted
     if not args.quiet:
         err.print(f"{done.ran} cells run, {done.skipped} found in {typed(results)}; "
-                  f"{done.wall_time_s:.0f} s wall; tables, figures and index.html in "
+                  f"{done.wall_time_s:.0f} s wall; tables, figures and benchmark.html in "
                   f"{typed(out)}", highlight=False, soft_wrap=True)
     return exitcodes.OK
