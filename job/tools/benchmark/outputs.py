@@ -170,6 +170,10 @@ class BenchmarkResults:
                 f" cells; streams {', '.join(self.streams)}; learners "
                 f"{', '.join(self.learners)})")
 
+    def write(self, out: str | Path) -> list[Path]:
+        """Write the tables, figures and page into the folder ``out`` (:data:`OUTPUTS`)."""
+        return write_outputs(self, out)
+
     # -- the grid
     @property
     def streams(self) -> list[str]:
@@ -395,9 +399,9 @@ class BenchmarkResults:
                 f"{WORSE}: worse than the stream's best by the Wilcoxon signed-rank test over "
                 f"the folds at α = {self.alpha:g}. Ranks over the streams of the {what} means.")
 
-    def markdown(self) -> str:
+    def markdown(self, provenance: bool = True) -> str:
         """The tables as Markdown (the comparison per measure and scope, ranks and tests,
-        Holm, cost)."""
+        Holm, cost), and the provenance unless ``provenance=False``."""
         out = [f"# Benchmark: {len(self.learners)} learners on {len(self.streams)} streams\n",
                self.legend() + "\n"]
         for measure in self.measures:
@@ -407,13 +411,13 @@ class BenchmarkResults:
                     [stream, *(self._cell_text(stream, learner, measure, scope, ("**", "**"),
                                                WORSE) for learner in self.learners)]
                     for stream in self.streams] + ([["average rank", *(
-                        fmt(r, 2) for r in self.rank_tests(measure).ranks.ranks)]]
+                        _num(r, 2) for r in self.rank_tests(measure).ranks.ranks)]]
                         if scope == self.rank_scope else [])))
         out.append("## Tests over the streams\n")
         out.append(self._tests_markdown())
         out.append("## Cost\n")
         out.append(self._cost_markdown())
-        if self.provenance is not None:
+        if provenance and self.provenance is not None:
             out.append("## Provenance\n\n" + self.provenance.markdown())
         return "\n".join(out)
 
@@ -443,13 +447,13 @@ class BenchmarkResults:
     def _cost_markdown(self) -> str:
         cost = self.cost
         out = []
-        for column, title, digits in (("examples_per_s", "examples per second", 0),
+        for column, title, digits in (("examples_per_s", "Examples per second", 0),
                                       ("cpu_s", "CPU seconds", 1),
-                                      ("model_bytes", "model size (bytes, summed over folds)", 0)):
+                                      ("model_bytes", "Model size (bytes, summed over folds)", 0)):
             if cost[column].isna().all():
                 continue
             grid = cost.pivot(index="stream", columns="learner", values=column)
-            out.append(f"{title.capitalize()}, per stream and learner:\n\n" + _md_table(
+            out.append(f"{title}, per stream and learner:\n\n" + _md_table(
                 ["stream", *self.learners],
                 [[s, *(_num(grid.at[s, learner] if learner in grid.columns else None, digits)
                        for learner in self.learners)] for s in self.streams if s in grid.index]))
@@ -478,7 +482,7 @@ class BenchmarkResults:
                     lines.append(" & ".join([_tex(stream), *cells]) + " \\\\")
                 if scope == self.rank_scope:
                     lines.append("\\midrule")
-                    lines.append(" & ".join(["average rank", *(fmt(r, 2) for r in
+                    lines.append(" & ".join(["average rank", *(_num(r, 2) for r in
                                                                t.ranks.ranks)]) + " \\\\")
                 caption = (f"{_tex(measure)}, "
                            f"{self._scope_text(scope)}. "
@@ -532,7 +536,7 @@ class BenchmarkResults:
                                                       ("<b>", "</b>"), WORSE)
                                       for learner in self.learners)] for stream in self.streams]
                 if scope == self.rank_scope:
-                    rows.append(["<i>average rank</i>", *(fmt(r, 2) for r in
+                    rows.append(["<i>average rank</i>", *(_num(r, 2) for r in
                                                           self.rank_tests(measure).ranks.ranks)])
                 out.append(f"<h2>{e(measure)}, "
                            f"{e(self._scope_text(scope))}</h2>"

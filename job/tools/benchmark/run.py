@@ -9,7 +9,6 @@ import json
 import os
 import shlex
 import signal
-import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -221,9 +220,24 @@ def add_arguments(parser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no table")
 
 
-def command_line(argv: list[str] | None = None) -> str:
-    """The command as typed (for the outputs: what reproduces them)."""
-    words = sys.argv[1:] if argv is None else argv
+def command_line(args) -> str:
+    """The command that reproduces the outputs, from its parsed arguments.
+
+    >>> import argparse
+    >>> command_line(argparse.Namespace(config="b.yaml", workers=2, out="o", results=None,
+    ...                                 overrides=["limit=50"], quiet=False))
+    'foldstream benchmark b.yaml --workers 2 --out o --set limit=50'
+    """
+    words = ["benchmark", str(args.config)]
+    if args.workers != 1:
+        words += ["--workers", str(args.workers)]
+    for option in ("out", "results"):
+        if getattr(args, option) is not None:
+            words += [f"--{option}", str(getattr(args, option))]
+    for override in args.overrides:
+        words += ["--set", override]
+    if args.quiet:
+        words.append("--quiet")
     return "foldstream " + " ".join(shlex.quote(w) for w in words)
 
 
@@ -261,11 +275,11 @@ def main(args) -> int:
         from foldstream.job.tools.benchmark.outputs import Provenance, results_of, \
             write_outputs
 
-        provenance = Provenance.now(benchmark, command_line(), done.results)
+        provenance = Provenance.now(benchmark, command_line(args), done.results)
         shown = results_of(benchmark, done.results, provenance)
         write_outputs(shown, out)
         if not args.quiet:
-            Console(width=max(Console().width, 120)).print(shown.markdown(), soft_wrap=True,
+            Console(width=max(Console().width, 120)).print(shown.markdown(False), soft_wrap=True,
                                                            highlight=False, markup=False)
     if done.interrupted is not None:
         err.print(f"stopped: {len(done.results)} of {total} cells are in {typed(results)}; the "
