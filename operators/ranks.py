@@ -168,9 +168,9 @@ def average_ranks(values: Sequence[Sequence[float | None]], learners: Sequence[s
     import scipy.stats
 
     names = tuple(str(n) for n in learners)
-    rows = [row for row in values if len(row) == len(names) and all(_defined(v) for v in row)]
     if any(len(row) != len(names) for row in values):
         raise ValueError(f"every stream needs a value for each of the {len(names)} learners")
+    rows = [row for row in values if all(_defined(v) for v in row)]
     if not rows:
         return AverageRanks(names, tuple(math.nan for _ in names), 0)
     table = np.array(rows, dtype=float)
