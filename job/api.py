@@ -366,7 +366,7 @@ def benchmark(streams: Any, learners: Any, *, limit: int | None = None,
     learners : dict or list
         As :func:`evaluate` takes them, but for model objects (a benchmark's cells run in
         processes of their own, from the configuration): ``{name: learner mapping}``, a list
-        of learner mappings or :class:`~foldstream.operators.learners.LearnerSpec`.
+        of learner mappings or :class:`~foldstream.operators.stages.learner.LearnerSpec`.
     limit : int, optional
         The examples read from each stream that has no ``limit`` of its own.
     measures : list of str, optional

@@ -18,7 +18,7 @@ import yaml
 from foldstream.job.cli import main
 from foldstream.job.tools.benchmark import cells, load_benchmark, read_results, run_cell, \
     run_config
-from foldstream.operators.records import dumps
+from foldstream.operators.records.base import dumps
 
 SEA = {"kind": "generator", "model": "river.datasets.synth.SEA"}
 LEARNERS = [{"name": "nb", "model": "river.naive_bayes.GaussianNB"},

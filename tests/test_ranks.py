@@ -1,4 +1,4 @@
-"""The tests over streams of a benchmark (operators/ranks.py) against their references:
+"""The tests over streams of a benchmark (operators/stats/ranks.py) against their references:
 scipy's Friedman test, Demšar's (2006) Table 5a and a hand-worked Holm procedure."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from foldstream.operators.ranks import AverageRanks, average_ranks, friedman, holm, \
+from foldstream.operators.stats.ranks import AverageRanks, average_ranks, friedman, holm, \
     iman_davenport, nemenyi_cd, rank_tests
 
 #: Demšar (2006), Table 5(a): the Nemenyi test's q_alpha for 2..10 learners.
@@ -48,7 +48,7 @@ def test_nemenyi_critical_differences_equal_demsar_table_5a(alpha):
 def test_demsar_worked_example():
     """Demšar (2006) §3.2.2: chi2_F = 9.28, F_F = 3.69, CD = 1.25 (0.05) and 1.12 (0.10)."""
     ranks = AverageRanks(("C4.5", "m", "cf", "m+cf"), (3.143, 2.000, 2.893, 1.964), 14)
-    from foldstream.operators.ranks import friedman_from_ranks
+    from foldstream.operators.stats.ranks import friedman_from_ranks
 
     test = friedman_from_ranks(ranks)
     assert round(test.statistic, 2) == 9.28

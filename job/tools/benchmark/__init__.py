@@ -13,8 +13,8 @@ researchers publish (docs/benchmark.md).
   final window, and the whole stream when the records hold it), the best per stream, a mark
   where the Wilcoxon test over folds finds a learner worse than the stream's best; average
   ranks, Friedman, Iman-Davenport, Nemenyi's critical difference and Holm's step-down
-  (:mod:`foldstream.operators.ranks`); the cost of each learner; as Markdown, LaTeX, CSV and an
-  HTML page, with a critical-difference diagram (:mod:`.outputs`).
+  (:mod:`foldstream.operators.stats.ranks`); the cost of each learner; as Markdown, LaTeX,
+  CSV and an HTML page, with a critical-difference diagram (:mod:`.outputs`).
 
 Imports (the rule tests/test_layers.py checks)::
 

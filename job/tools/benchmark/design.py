@@ -26,7 +26,7 @@ from foldstream.job.checks import check_choices
 from foldstream.job.config import Config, ConfigError, EngineConfig, EvaluationConfig, \
     FileSource, GeneratorSource, LearnerConfig, apply_overrides, check_unique, format_errors, \
     jvm_options_first, read_yaml
-from foldstream.operators.measures import MEASURES
+from foldstream.operators.stats.measures import MEASURES
 
 #: The measures of the comparison table unless ``measures`` names others.
 TABLE_MEASURES = ("accuracy", "kappa_m")
@@ -237,7 +237,7 @@ class CellResult:
         return self.examples / self.wall_time_s if self.wall_time_s > 0 else None
 
     def to_json(self) -> str:
-        from foldstream.operators.records import dumps
+        from foldstream.operators.records.base import dumps
 
         return dumps(asdict(self))
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from foldstream.job.tools.plot import _new_figure, literal
-from foldstream.operators.ranks import RankTests
+from foldstream.operators.stats.ranks import RankTests
 
 
 def cliques(names: Sequence[str], ranks: Sequence[float], cd: float) -> list[tuple[int, int]]:

@@ -8,9 +8,9 @@ The numbers of a cell are its last ``measures`` record: per measure the mean and
 deviation over the folds, of the evaluation's window ("final window") and, where the record
 holds it, of the whole stream. On each stream the best learner (the highest mean) is bold, and
 a learner the Wilcoxon signed-rank test over the folds finds worse than it at the evaluation's
-``alpha`` is marked ``†`` (:func:`~foldstream.operators.stats.wilcoxon`, paired by fold: every
-learner of a stream is evaluated on the same fold weights). The ranks over streams
-(:mod:`foldstream.operators.ranks`) rank the whole-stream means when every cell has them, the
+``alpha`` is marked ``†`` (:func:`~foldstream.operators.stats.significance.wilcoxon`, paired by
+fold: every learner of a stream is evaluated on the same fold weights). The ranks over streams
+(:mod:`foldstream.operators.stats.ranks`) rank the whole-stream means when every cell has them, the
 final window's otherwise.
 """
 
@@ -32,8 +32,8 @@ import yaml
 from foldstream.job.tools.benchmark.design import BenchmarkConfig, CellResult
 from foldstream.job.tools.report import STYLE, figure_uri
 from foldstream.job.tools.tables import fmt, fmt_p
-from foldstream.operators.ranks import RankTests, rank_tests
-from foldstream.operators.stats import wilcoxon
+from foldstream.operators.stats.ranks import RankTests, rank_tests
+from foldstream.operators.stats.significance import wilcoxon
 
 if TYPE_CHECKING:
     import pandas
@@ -132,7 +132,8 @@ class Provenance:
 
     def markdown(self) -> str:
         timing = "" if self.wall_time_s is None else \
-            f" The cells took {self.wall_time_s:,.0f} s wall and {self.cpu_time_s or 0:,.0f} s CPU, summed."
+            (f" The cells took {self.wall_time_s:,.0f} s wall and "
+             f"{self.cpu_time_s or 0:,.0f} s CPU, summed.")
         return (f"Written {self.written} by `{self.command}` with {self.version_line}.{timing}\n\n"
                 f"<details><summary>Configuration</summary>\n\n```yaml\n{self.configuration}"
                 f"```\n\n</details>\n")
@@ -512,7 +513,8 @@ class BenchmarkResults:
         """One self-contained page (the report's style): every table, both figures, the
         provenance."""
         e = html.escape
-        title = f"foldstream benchmark: {len(self.learners)} learners on {len(self.streams)} streams"
+        title = (f"foldstream benchmark: {len(self.learners)} learners on "
+                 f"{len(self.streams)} streams")
         out = [f"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
                f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
                f"<title>{e(title)}</title><style>{STYLE}</style></head><body>",
@@ -520,7 +522,8 @@ class BenchmarkResults:
         if self.provenance is not None:
             p = self.provenance
             timing = "" if p.wall_time_s is None else \
-                f" · the cells: {p.wall_time_s:,.0f} s wall, {p.cpu_time_s or 0:,.0f} s CPU, summed"
+                (f" · the cells: {p.wall_time_s:,.0f} s wall, "
+                 f"{p.cpu_time_s or 0:,.0f} s CPU, summed")
             out.append(f"<p class=\"dim\">written {e(p.written)} by <code>{e(p.command)}</code> · "
                        f"{e(p.version_line)}{e(timing)}</p>")
         out.append(f"<p>{e(self.legend())}</p>")
@@ -543,8 +546,9 @@ class BenchmarkResults:
                            + _html_table(["stream", *self.learners], rows,
                                          range(1, len(self.learners) + 1)))
         out.append("<h2>Tests over the streams</h2>" + _markdown_to_html(self._tests_markdown()))
-        out.append(f"<h2>Per stream</h2><figure><img src=\"{figure_uri(self.streams_figure(), 'svg')}"
-                   f"\" alt=\"the measure per stream\"></figure>")
+        streams = figure_uri(self.streams_figure(), "svg")
+        out.append(f"<h2>Per stream</h2><figure><img src=\"{streams}\" alt=\"the measure per "
+                   f"stream\"></figure>")
         out.append("<h2>Cost</h2>" + _markdown_to_html(self._cost_markdown()))
         if self.provenance is not None:
             out.append(f"<h2>Configuration</h2><pre>{e(self.provenance.configuration)}</pre>")

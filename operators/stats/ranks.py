@@ -2,9 +2,9 @@
 correction, Nemenyi's critical difference and Holm's step-down against the best learner
 (Demšar 2006; García and Herrera 2008).
 
-:func:`~foldstream.operators.stats.friedman_nemenyi` ranks learners over the folds of one
-stream, as the aggregator reports them; this module ranks them over streams, one value per
-(stream, learner): the table a benchmark publishes. Every function is pure and returns a named
+:func:`~foldstream.operators.stats.significance.friedman_nemenyi` ranks learners over the folds
+of one stream, as the aggregator reports them; this module ranks them over streams, one value
+per (stream, learner): the table a benchmark publishes. Every function is pure and returns a named
 result; rank 1 is the best learner (the highest value, unless ``higher_is_better=False``).
 
 Demšar's worked example (2006, §3.2.2: four learners on fourteen data sets, average ranks
@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from foldstream.operators.stats import check_level, nemenyi_q
+from foldstream.operators.stats.significance import check_level, nemenyi_q
 
 __all__ = [
     "AverageRanks",
@@ -162,8 +162,9 @@ def average_ranks(values: Sequence[Sequence[float | None]], learners: Sequence[s
 
     Examples
     --------
-    >>> average_ranks([[0.9, 0.8, 0.8], [0.7, 0.9, 0.6], [0.5, None, 0.4]], ["a", "b", "c"])
-    AverageRanks(learners=('a', 'b', 'c'), ranks=(1.5, 1.75, 2.75), n_streams=2, per_stream=((1.0, 2.5, 2.5), (2.0, 1.0, 3.0)))
+    >>> r = average_ranks([[0.9, 0.8, 0.8], [0.7, 0.9, 0.6], [0.5, None, 0.4]], ["a", "b", "c"])
+    >>> r.ranks, r.n_streams, r.per_stream
+    ((1.5, 1.75, 2.75), 2, ((1.0, 2.5, 2.5), (2.0, 1.0, 3.0)))
     """
     import scipy.stats
 
@@ -243,7 +244,7 @@ def iman_davenport(test: FriedmanTest) -> ImanDavenportTest:
 
 def nemenyi_cd(n_learners: int, n_streams: int, alpha: float = 0.05) -> CriticalDifference:
     """Nemenyi's critical difference ``q_alpha * sqrt(k (k + 1) / (6 N))`` (Demšar eq. 5), its
-    ``q_alpha`` from :func:`~foldstream.operators.stats.nemenyi_q`.
+    ``q_alpha`` from :func:`~foldstream.operators.stats.significance.nemenyi_q`.
 
     >>> c = nemenyi_cd(5, 10, 0.05)
     >>> round(c.q_alpha, 3), round(c.cd, 4)
