@@ -126,3 +126,36 @@ def test_resumes_after_sigterm_without_rerunning_a_cell(tmp_path):
     done, cut = read_results(results, benchmark)
     assert not cut and len(lines) == len(done) == 6
     assert sorted(r.key for r in done) == sorted(c.key for c in cells(benchmark))
+
+
+def test_whole_stream_values_and_costs_from_the_records(tmp_path):
+    """A record with ``whole_stream`` values and a summary with costs: the table shows both
+    scopes, ranks the whole stream's, and the cost table takes the learners' CPU and sizes."""
+    from foldstream.job.tools.benchmark import CellResult, validate_benchmark
+    from foldstream.job.tools.benchmark.outputs import results_of
+
+    benchmark = validate_benchmark({
+        "streams": [{**SEA, "limit": 10, "seed": s, "stream": f"s{s}"} for s in (1, 2)],
+        "learners": LEARNERS, "evaluation": {"folds": 3}})
+
+    def record(window: float, whole: float) -> dict:
+        def value(mean: float) -> dict:
+            return {"accuracy": {"mean": mean, "std": 0.01, "folds": [mean] * 3},
+                    "kappa_m": {"mean": mean / 2, "std": 0.01, "folds": [mean / 2] * 3}}
+        return {"type": "measures", "values": value(window), "whole_stream": value(whole)}
+
+    cells_ = [CellResult("f", s, learner, 10, 2.0, 1.5, record(w, h),
+                         {"cpu_predict_s": {learner: 0.1}, "cpu_learn_s": {learner: 0.2},
+                          "model_bytes": {learner: 1000}})
+              for s in ("s1", "s2")
+              for learner, w, h in (("nb", 0.9, 0.6), ("ht", 0.8, 0.7))]
+    results = results_of(benchmark, cells_)
+    assert results.scopes == ["whole", "window"] and results.rank_scope == "whole"
+    table = results.comparison
+    assert {"accuracy_whole_mean", "accuracy_whole_sd", "kappa_m_whole_mean"} <= set(table)
+    assert results.ranks.index.tolist() == ["ht", "nb"]  # ht is better over the whole stream
+    assert results.cost["cpu_s"].tolist() == pytest.approx([0.3] * 4)
+    assert results.cost["model_bytes"].tolist() == [1000] * 4
+    markdown = results.markdown()
+    assert "## accuracy, whole stream" in markdown and "## accuracy, final window" in markdown
+    assert "CPU seconds in predict and learn" in markdown

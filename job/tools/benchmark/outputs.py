@@ -61,19 +61,47 @@ class Value:
 
 def cell_value(record: dict[str, Any], measure: str, scope: str = "window") -> Value | None:
     """A measure of a ``measures`` record: the window's (``values``) or the whole stream's
-    (``whole``, when the record holds it); ``None`` when it holds no such value.
+    (``whole_stream``, when the record holds it); ``None`` when it holds no such value.
 
     >>> r = {"values": {"accuracy": {"mean": 0.8, "std": 0.1, "folds": [0.7, 0.9]}}}
     >>> cell_value(r, "accuracy"), cell_value(r, "accuracy", "whole")
     (Value(mean=0.8, sd=0.1, folds=(0.7, 0.9)), None)
     """
-    values = record.get("values" if scope == "window" else "whole")
-    if isinstance(values, dict) and isinstance(values.get("values"), dict):
-        values = values["values"]  # a section with its own window description
+    values = record.get("values" if scope == "window" else "whole_stream")
     entry = values.get(measure) if isinstance(values, dict) else None
     if not isinstance(entry, dict):
         return None
     return Value(entry.get("mean"), entry.get("std"), tuple(entry.get("folds") or ()))
+
+
+def cell_cpu(cell: CellResult) -> float:
+    """The CPU seconds of the cell's learner: in predict and learn, summed over its folds, as
+    the run's summary reports them (``cpu_predict_s``, ``cpu_learn_s``); else those of the
+    process that ran the cell (reading and evaluating included).
+
+    >>> c = CellResult("f", "s", "nb", 10, 1.0, 0.9, {}, {"cpu_predict_s": {"nb": 0.25},
+    ...                                                    "cpu_learn_s": {"nb": 0.5}})
+    >>> cell_cpu(c), cell_cpu(CellResult("f", "s", "nb", 10, 1.0, 0.9, {}, {}))
+    (0.75, 0.9)
+    """
+    parts = [cell.summary.get(key) for key in ("cpu_predict_s", "cpu_learn_s")]
+    values = [part.get(cell.learner) for part in parts if isinstance(part, dict)]
+    if len(values) == 2 and all(isinstance(v, (int, float)) for v in values):
+        return float(sum(values))
+    return cell.cpu_time_s
+
+
+def cell_model_bytes(cell: CellResult) -> int | None:
+    """The size of the cell's models at the end, summed over the folds, when the run's summary
+    reports it (``model_bytes``).
+
+    >>> cell_model_bytes(CellResult("f", "s", "nb", 10, 1.0, 0.9, {},
+    ...                             {"model_bytes": {"nb": 812}}))
+    812
+    """
+    sizes = cell.summary.get("model_bytes")
+    size = sizes.get(cell.learner) if isinstance(sizes, dict) else None
+    return int(size) if isinstance(size, (int, float)) else None
 
 
 def _mean_sd(value: Value | None, digits: int = 3) -> str:
@@ -199,16 +227,23 @@ class BenchmarkResults:
         cell = self._by_key.get((stream, learner))
         return None if cell is None else cell_value(cell.measures, measure, scope)
 
+    @property
+    def _cumulative(self) -> bool:
+        """The window is the whole stream: its values are the whole stream's."""
+        return self.benchmark.evaluation.window.kind == "cumulative"
+
     @cached_property
     def scopes(self) -> list[str]:
-        """The scopes shown: the window, and the whole stream when a record holds it."""
+        """The scopes shown: the window, and the whole stream when a record holds it (and the
+        window is not the whole stream already)."""
         whole = any(cell_value(c.measures, self.measures[0], "whole") for c in self.cells)
-        return ["whole", "window"] if whole else ["window"]
+        return ["whole", "window"] if whole and not self._cumulative else ["window"]
 
     @property
     def rank_scope(self) -> str:
         """The scope the ranks are of: the whole stream when every cell has it."""
-        if all(cell_value(c.measures, self.measures[0], "whole") for c in self.cells):
+        if not self._cumulative and self.cells and all(
+                cell_value(c.measures, self.measures[0], "whole") for c in self.cells):
             return "whole"
         return "window"
 
@@ -321,35 +356,19 @@ class BenchmarkResults:
 
     @cached_property
     def cost(self) -> "pandas.DataFrame":
-        """Per stream and learner: examples, wall and CPU seconds, examples per second, and
-        the model's size in bytes when the run's summary reports it (summed over folds)."""
+        """Per stream and learner: examples, wall seconds, examples per second, CPU seconds
+        (``cpu_s``: in predict and learn, summed over the folds, when the run's summary
+        reports them; else the cell's process, ``cpu_process_s``) and the models' size in
+        bytes summed over the folds when the summary reports it."""
         import pandas
 
         rows = [{"stream": c.stream, "learner": c.learner, "examples": c.examples,
-                 "wall_s": c.wall_time_s, "cpu_s": self._cpu(c),
-                 "examples_per_s": c.examples_per_second, "model_bytes": self._size(c)}
-                for c in self.cells]
+                 "wall_s": c.wall_time_s, "examples_per_s": c.examples_per_second,
+                 "cpu_s": cell_cpu(c), "cpu_process_s": c.cpu_time_s,
+                 "model_bytes": cell_model_bytes(c)} for c in self.cells]
         return pandas.DataFrame(rows, columns=["stream", "learner", "examples", "wall_s",
-                                               "cpu_s", "examples_per_s", "model_bytes"])
-
-    @staticmethod
-    def _learner_cost(cell: CellResult) -> dict[str, Any]:
-        """The summary's cost entry of the cell's learner, if the summary reports costs."""
-        cost = cell.summary.get("cost") or cell.summary.get("learners") or {}
-        if isinstance(cost, list):
-            cost = {entry.get("learner"): entry for entry in cost if isinstance(entry, dict)}
-        entry = cost.get(cell.learner) if isinstance(cost, dict) else None
-        return entry if isinstance(entry, dict) else {}
-
-    def _cpu(self, cell: CellResult) -> float:
-        entry = self._learner_cost(cell)
-        value = entry.get("cpu_s", entry.get("cpu_time_s"))
-        return float(value) if isinstance(value, (int, float)) else cell.cpu_time_s
-
-    def _size(self, cell: CellResult) -> float | None:
-        entry = self._learner_cost(cell)
-        value = entry.get("model_bytes", entry.get("model_size_bytes"))
-        return float(value) if isinstance(value, (int, float)) else None
+                                               "examples_per_s", "cpu_s", "cpu_process_s",
+                                               "model_bytes"])
 
     # -- figures
     def cd_figure(self, measure: str | None = None):
@@ -448,8 +467,10 @@ class BenchmarkResults:
     def _cost_markdown(self) -> str:
         cost = self.cost
         out = []
+        cpu = "CPU seconds" if all(cell_cpu(c) == c.cpu_time_s for c in self.cells) else \
+            "CPU seconds in predict and learn, summed over the folds"
         for column, title, digits in (("examples_per_s", "Examples per second", 0),
-                                      ("cpu_s", "CPU seconds", 1),
+                                      ("cpu_s", cpu, 1),
                                       ("model_bytes", "Model size (bytes, summed over folds)", 0)):
             if cost[column].isna().all():
                 continue
