@@ -673,8 +673,11 @@ def write_outputs(results: BenchmarkResults, out: str | Path) -> list[Path]:
     for stem, figure in (("cd", results.cd_figure()), ("streams", results.streams_figure())):
         for fmt_ in ("png", "svg"):
             path = out / f"{stem}.{fmt_}"
-            if fmt_ == "svg":
-                figure.savefig(path, format="svg", metadata={**meta, "Date": None})
+            if fmt_ == "svg":  # no date, fixed ids: the same figure, the same bytes
+                import matplotlib
+
+                with matplotlib.rc_context({"svg.hashsalt": "foldstream"}):
+                    figure.savefig(path, format="svg", metadata={**meta, "Date": None})
             else:
                 figure.savefig(path, format="png", dpi=150, metadata=meta)
             written.append(path)
