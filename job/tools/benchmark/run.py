@@ -10,15 +10,11 @@ import os
 import shlex
 import signal
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, \
-    TimeElapsedColumn, TimeRemainingColumn
 
 from foldstream.connectors.sinks import Named, SinkUnavailable, check_outputs
 from foldstream.job import exitcodes
@@ -28,6 +24,7 @@ from foldstream.job.runner import run_configuration
 from foldstream.job.tools.benchmark.design import BenchmarkConfig, Cell, CellResult, \
     cell_config, cell_fingerprint, cells, iter_pending, load_benchmark
 from foldstream.job.tools.experiment.run import MAX_WORKERS_PER_CORE, _Runner
+from foldstream.job.tools.experiment.run import _progress as _experiment_progress
 from foldstream.job.tools.records import of_type
 from foldstream.job.tools.tables import typed
 
@@ -175,31 +172,11 @@ def run_benchmark(benchmark: BenchmarkConfig, results_path: str | Path, *, worke
                         sum(r.cpu_time_s for r in ordered), interrupted)
 
 
-@contextmanager
-def _progress(total: int, completed: int, enabled: bool, console: Console | None
-              ) -> Iterator[Callable[[CellResult], None]]:
-    """Yield ``advance(result)``: a bar over the grid's cells; to a log or a pipe, a line per
-    finished cell instead."""
-    if not enabled:
-        yield lambda result: None
-        return
-    console = console or Console(stderr=True)
-    if not console.is_terminal:
-        count = [completed]
-
-        def line(result: CellResult) -> None:
-            count[0] += 1
-            console.print(f"{count[0]}/{total} cells: {typed(result.learner)} on "
-                          f"{typed(result.stream)} in {result.wall_time_s:.1f} s", soft_wrap=True,
-                          highlight=False)
-
-        yield line
-        return
-    with Progress(SpinnerColumn(), TextColumn("[bold]benchmark"), BarColumn(),
-                  MofNCompleteColumn(), TextColumn("cells"), TimeElapsedColumn(),
-                  TimeRemainingColumn(), console=console, transient=False) as bar:
-        task = bar.add_task("benchmark", total=total, completed=completed)
-        yield lambda result: bar.advance(task)
+def _progress(total: int, completed: int, enabled: bool, console: Console | None):
+    """A bar over the grid's cells; to a log or a pipe, a line per finished cell instead."""
+    return _experiment_progress(total, completed, enabled, console or Console(stderr=True),
+                                name="benchmark", unit="cells",
+                                describe=lambda r: f"{typed(r.learner)} on {typed(r.stream)}")
 
 
 # ------------------------------------------------------------------------------ command line

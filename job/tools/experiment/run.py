@@ -264,28 +264,30 @@ def run_experiment(experiment: ExperimentConfig, results_path: str | Path, *, wo
 
 
 @contextmanager
-def _progress(total: int, completed: int, enabled: bool, console
-              ) -> Iterator[Callable[[ReplicationResult], None]]:
-    """Yield ``advance(result)``: a bar over replications in the style of ``foldstream run``'s
-    bar; to a log or a pipe (no terminal), a line per finished replication instead."""
+def _progress(total: int, completed: int, enabled: bool, console, *, name: str = "experiment",
+              unit: str = "replications", describe: Callable[[Any], str] | None = None
+              ) -> Iterator[Callable[[Any], None]]:
+    """Yield ``advance(result)``: a bar over the ``total`` tasks (``completed`` done before)
+    in the style of ``foldstream run``'s bar; to a log or a pipe (no terminal), a line per
+    finished task instead, ``describe(result)`` saying which (default: a replication)."""
     if not enabled:
         yield lambda result: None
         return
     if console is not None and not console.is_terminal:
         done = [completed]
+        describe = describe or (lambda r: f"{typed(r.dataset)} {r.mode} #{r.replication}")
 
-        def line(result: ReplicationResult) -> None:
+        def line(result: Any) -> None:
             done[0] += 1
-            console.print(f"{done[0]}/{total} replications: {typed(result.dataset)} {result.mode} "
-                          f"#{result.replication} in {result.wall_time_s:.1f} s", soft_wrap=True,
-                          highlight=False)
+            console.print(f"{done[0]}/{total} {unit}: {describe(result)} in "
+                          f"{result.wall_time_s:.1f} s", soft_wrap=True, highlight=False)
 
         yield line
         return
-    with Progress(SpinnerColumn(), TextColumn("[bold]experiment"), BarColumn(),
-                  MofNCompleteColumn(), TextColumn("replications"), TimeElapsedColumn(),
+    with Progress(SpinnerColumn(), TextColumn(f"[bold]{name}"), BarColumn(),
+                  MofNCompleteColumn(), TextColumn(unit), TimeElapsedColumn(),
                   TimeRemainingColumn(), console=console, transient=False) as bar:
-        task = bar.add_task("experiment", total=total, completed=completed)
+        task = bar.add_task(name, total=total, completed=completed)
         yield lambda result: bar.advance(task)
 
 
