@@ -100,7 +100,9 @@ class PredictionBatch:
     ``scored[i]`` says whether the fold scores example ``i`` (always in prequential mode; only the
     examples it does not train on in holdout mode). ``error`` is set on the one batch where the
     learner replica raised: ``(position, phase, "Type: message")`` (see
-    :class:`~foldstream.operators.learners.LearnerTask`).
+    :class:`~foldstream.operators.learners.LearnerTask`). ``scores`` is kept only when a
+    score-based measure is configured (``evaluation.scores``): per example, the learner's score
+    for each class code (0.0 where it gave none, and for examples not predicted).
     """
 
     stream: str
@@ -115,6 +117,7 @@ class PredictionBatch:
     classes: list[Label]
     final: bool = False
     error: tuple[int, str, str] | None = None
+    scores: list[list[float]] | None = None
 
     def __len__(self) -> int:
         return len(self.y)
