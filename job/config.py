@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from foldstream.connectors.datasets import DATASET_PREFIX, dataset_path
 from foldstream.job.checks import check_choices
 from foldstream.operators.aggregator import ALPHA, COMPARE
+from foldstream.operators.auc import SCORE_MEASURES
 from foldstream.operators.delay import MAX_PENDING
 from foldstream.operators.detectors import PAGE_HINKLEY
 from foldstream.operators.evaluator import REPORT_EVERY
@@ -295,6 +296,12 @@ class EvaluationConfig(_Strict):
                           "\"true\", \"True\" or \"yes\"")
     normalize: list[str] = Field(default_factory=list,
                                  description=f"measures to normalise (Brzezinski): {', '.join(NORMALIZABLE)}")
+    scores: list[str] = Field(default_factory=list,
+                              description=f"score-based measures ({', '.join(SCORE_MEASURES)}; "
+                                          "docs/method.md §17): the learners keep their class "
+                                          "scores, and each must give them; auc: binary over "
+                                          "positive_class, else the mean one-vs-rest AUC, over "
+                                          "a sliding, ADWIN or cumulative window")
     max_matrices: int = Field(MAX_MATRICES, ge=4, description="normalisation: enumerate at most this many matrices")
     q_fading: float = Field(FADING_ALPHA, description="fading factor of the Q statistic")
     alarms: AlarmsConfig = Field(default_factory=AlarmsConfig,
@@ -309,7 +316,13 @@ class EvaluationConfig(_Strict):
     @field_validator("compare")
     @classmethod
     def _known_measures(cls, value: list[str]) -> list[str]:
-        check_choices(value, MEASURES, "measure")
+        check_choices(value, MEASURES + SCORE_MEASURES, "measure")
+        return value
+
+    @field_validator("scores")
+    @classmethod
+    def _score_measures(cls, value: list[str]) -> list[str]:
+        check_choices(value, SCORE_MEASURES, "score-based measure")
         return value
 
     @field_validator("normalize")
@@ -328,6 +341,16 @@ class EvaluationConfig(_Strict):
         if consensus is not None and consensus.folds is not None and consensus.folds > self.folds:
             raise ValueError(f"alarms.consensus.folds: {consensus.folds} is more than the "
                              f"{self.folds} folds")
+        for measure in self.compare:
+            if measure in SCORE_MEASURES and measure not in self.scores:
+                raise ValueError(f"{SUBKEY}compare: {measure} is a score-based measure: add it to "
+                                 f"evaluation.scores")
+        if self.scores and self.window.kind == "fading":
+            raise ValueError(f"{SUBKEY}scores: {', '.join(self.scores)} needs a window whose examples "
+                             f"can be counted (sliding, adwin or cumulative), not fading")
+        if self.scores and self.delay is not None:
+            raise ValueError(f"{SUBKEY}scores: {', '.join(self.scores)} is not computed with delayed "
+                             f"labels (evaluation.delay)")
         return self
 
 
@@ -624,6 +647,28 @@ class Config(_Strict):
                 and self.checkpoint_interval_ms is None:
             raise ValueError("sink.delivery_guarantee: exactly-once needs checkpoints: "
                              "set engine.checkpoint_interval_ms or use an unbounded Kafka source")
+        return self
+
+    @model_validator(mode="after")
+    def _learners_give_scores(self) -> "Config":
+        """With a score-based measure (``evaluation.scores``) every learner must give class
+        scores (:func:`~foldstream.operators.learners.gives_scores`)."""
+        wanted = self.evaluation.scores
+        if not wanted:
+            return self
+        from foldstream.operators.learners import build_model, gives_scores
+
+        for i, learner in enumerate(self.learners):
+            if is_moa(learner.model):
+                continue
+            model = getattr(learner, "prototype", None)
+            if model is None:
+                model = build_model(learner.model, learner.params, learner.args)
+            if not gives_scores(model):
+                raise ValueError(
+                    f"{SUBKEY}learners.{i}: learner {learner.name!r} ({learner.model}) gives no class "
+                    f"scores (no predict_proba_one), and evaluation.scores: "
+                    f"[{', '.join(wanted)}] needs them: drop the measure or the learner")
         return self
 
     @property

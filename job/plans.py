@@ -85,7 +85,8 @@ def make_plans(config: Config) -> Plans:
             LearnerSpec(name=l.name, model=l.model, params=dict(l.params), args=list(l.args),
                         lags=l.lags, prototype=getattr(l, "prototype", None),
                         fold_seeds=l.fold_seeds, options=l.options,
-                        jvm_options=tuple(config.engine.jvm_options))
+                        jvm_options=tuple(config.engine.jvm_options),
+                        scores=bool(ev.scores))
             for l in config.learners
         ),
         evaluation=EvalPlan(
@@ -100,6 +101,7 @@ def make_plans(config: Config) -> Plans:
             normalize=tuple(ev.normalize),
             max_matrices=ev.max_matrices,
             losses=ev.verdicts.enabled,
+            scores=tuple(ev.scores),
         ),
         aggregation=AggregationPlan(
             learners=names,

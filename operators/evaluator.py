@@ -19,6 +19,7 @@ from typing import Any, Hashable, NamedTuple
 import numpy as np
 
 from foldstream.operators import detectors, measures, normalization
+from foldstream.operators.auc import WindowAuc
 from foldstream.operators.detectors import Adwin, PageHinkley, fade
 from foldstream.operators.delay import DelayPredictionBatch
 from foldstream.operators.measures import positive_code
@@ -60,6 +61,7 @@ class EvalPlan:
     max_matrices: int = normalization.MAX_MATRICES
     pair_window_cap: int = 65_536  # McNemar over an ADWIN window: at most this many examples
     losses: bool = False  # reports carry the per-example losses (live verdicts, docs/method.md §12)
+    scores: tuple[str, ...] = ()  # score-based measures (operators/auc.py), from kept scores
 
 
 class _PairCounts:
@@ -153,6 +155,7 @@ class _LearnerState:
     faded_loss: float = 0.0
     wrong: Any = None  # this segment's losses (booleans) and window sizes, for the pairs
     sizes: Any = None
+    auc: WindowAuc | None = None  # evaluation.scores: auc
 
 
 class _Labels:
@@ -208,7 +211,9 @@ class FoldEvaluator:
             window = spec.make()
             ph = PageHinkley(**dict(plan.page_hinkley)) if plan.page_hinkley is not None else None
             alarm_adwin = Adwin(delta=plan.adwin_delta) if plan.adwin_alarms and self._kind != "adwin" else None
-            self._learners[name] = _LearnerState(window, ph, alarm_adwin)
+            self._learners[name] = _LearnerState(
+                window, ph, alarm_adwin,
+                auc=WindowAuc(self._kind != "cumulative") if "auc" in plan.scores else None)
         self._pairs = {
             pair_key(a, b): _Pair(a, b, _PairCounts(self._kind, spec.alpha or 1.0,
                                                     plan.pair_window_cap))
@@ -414,28 +419,35 @@ class FoldEvaluator:
         if not all_scored:
             y, prev = y[at], prev[at]
         preds = {}
+        kept = {} if self.plan.scores else None
         for name in self._learners:
             batch = batches[name]
+            if kept is not None:
+                rows = np.asarray(batch.scores[i0:i1], dtype=np.float64) \
+                    .reshape(i1 - i0, len(first.classes))
+                kept[name] = rows if all_scored else rows[at]
             error = batch.error
             if error is not None and start + i0 < error[0] <= start + i1:
                 # With the report that covers the example where it raised, whatever the batches.
                 self._errors.append(FoldError.of(name, error))
             y_pred = np.asarray(batch.y_pred[i0:i1], dtype=np.int64)
             preds[name] = y_pred if all_scored else y_pred[at]
-        self._score_examples(y, prev, preds, None, at + (start + i0 + 1))
+        self._score_examples(y, prev, preds, None, at + (start + i0 + 1), kept)
         if self.plan.losses:
             self._scored_since.extend(first.scored[i0:i1])
 
     def _score_examples(self, y: np.ndarray, prev: np.ndarray, preds: dict[str, np.ndarray],
                         majs: dict[str, np.ndarray] | None,
-                        where: np.ndarray) -> dict[str, np.ndarray]:
+                        where: np.ndarray,
+                        kept: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
         """Score scored examples, in order: every learner's window, alarm detectors and faded
         loss a segment at a time (arrays, compiled loops), then the pairs.
 
         ``y``/``prev``: the true classes and the persistent baseline's predictions;
         ``preds[name]`` each learner's predictions; ``majs[name]`` each learner's majority
         baseline's predictions made earlier (delayed labels; ``None``: the windows' own);
-        ``where`` the position each example's alarms are reported at. Returns each learner's
+        ``where`` the position each example's alarms are reported at; ``kept[name]`` each
+        learner's class scores (a row per example; ``None``: not kept). Returns each learner's
         window majority after each example."""
         track_sizes = self._kind in ("sliding", "adwin")
         own_adwin = self._kind == "adwin" and self.plan.adwin_alarms
@@ -462,6 +474,11 @@ class FoldEvaluator:
                 alarms.extend(Alarm(at[i], name, kind) for i, _, kind in sorted(found))
             state.wrong = wrong
             state.sizes = np.asarray(sizes) if track_sizes else None
+            if state.auc is not None:
+                # an ADWIN window's AUC, as its pairs' counts, over at most the cap's examples
+                state.auc.update(y, kept[name], None if state.sizes is None
+                                 else np.minimum(state.sizes, self.plan.pair_window_cap)
+                                 if self._kind == "adwin" else state.sizes)
             if self.plan.losses:
                 self._losses_since[name].extend(wrong.tolist())
         for a, b, counts in self._pairs.values():
@@ -482,6 +499,8 @@ class FoldEvaluator:
             if self.plan.normalize:
                 binary = measures.binary_counts(counts, pos_code, len(classes))
                 norm[name] = self._normalize(values, binary)
+            if state.auc is not None:
+                values["auc"] = state.auc.value(len(classes), pos_code)
             learners[name] = {"values": values, "window_size": state.window.size}
         pairs = {
             key: {"a": c.a, "b": c.b, "loss_a": self._learners[a].faded_loss,
