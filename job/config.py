@@ -298,7 +298,7 @@ class EvaluationConfig(_Strict):
                                  description=f"measures to normalise (Brzezinski): {', '.join(NORMALIZABLE)}")
     scores: list[str] = Field(default_factory=list,
                               description=f"score-based measures ({', '.join(SCORE_MEASURES)}; "
-                                          "docs/method.md §17): the learners keep their class "
+                                          "docs/method.md §18): the learners keep their class "
                                           "scores, and each must give them; auc: binary over "
                                           "positive_class, else the mean one-vs-rest AUC, over "
                                           "a sliding, ADWIN or cumulative window")

@@ -1,4 +1,4 @@
-"""Prequential AUC (docs/method.md §17): the area under the ROC curve of a window's scores.
+"""Prequential AUC (docs/method.md §18): the area under the ROC curve of a window's scores.
 
 Brzezinski and Stefanowski ("Prequential AUC", Knowledge and Information Systems, 2017)
 compute the AUC of a sliding window of scored examples from a sorted structure of its scores,

@@ -146,7 +146,7 @@ SHARED_DEFS: dict[str, Any] = {
         "type": "object",
         "description": "Every scalar measure of docs/method.md §5, then `recall[<label>]` for "
                        "every class of the stream, then every score-based measure of "
-                       "`evaluation.scores` (`auc`, docs/method.md §17), then `norm_<measure>` "
+                       "`evaluation.scores` (`auc`, docs/method.md §18), then `norm_<measure>` "
                        "for every measure of `evaluation.normalize`.",
         "required": list(MEASURES),
         "properties": {m: _MEASURE_VALUE for m in MEASURES + SCORE_MEASURES},
