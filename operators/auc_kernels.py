@@ -58,40 +58,12 @@ def _rotate_up(state, nodes, parent, x, grand):
 
 
 @njit(cache=True)
-def _rank(nodes, keys, root, s):
-    """``(positives above s, positives at s, negatives below s, negatives at s)``."""
-    above = at_pos = below = at_neg = 0
-    x = root
-    while x >= 0:
-        k = keys[x]
-        if s < k:
-            above += nodes[x, NPOS]
-            r = nodes[x, RIGHT]
-            if r >= 0:
-                above += nodes[r, SPOS]
-            x = nodes[x, LEFT]
-        elif s > k:
-            below += nodes[x, NNEG]
-            l = nodes[x, LEFT]
-            if l >= 0:
-                below += nodes[l, SNEG]
-            x = nodes[x, RIGHT]
-        else:
-            at_pos = nodes[x, NPOS]
-            at_neg = nodes[x, NNEG]
-            r = nodes[x, RIGHT]
-            if r >= 0:
-                above += nodes[r, SPOS]
-            l = nodes[x, LEFT]
-            if l >= 0:
-                below += nodes[l, SNEG]
-            break
-    return above, at_pos, below, at_neg
-
-
-@njit(cache=True)
 def _insert(state, nodes, keys, path, s, dpos, dneg):
-    """Add ``dpos`` positives and ``dneg`` negatives of score ``s``."""
+    """Add ``dpos`` positives and ``dneg`` negatives of score ``s``; return the doubled
+    Mann-Whitney count of one such example against the structure before,
+    read on the same walk."""
+    positive = dpos > 0
+    above = at = below = 0
     depth = 0
     x = state[ROOT]
     while x >= 0:
@@ -100,11 +72,31 @@ def _insert(state, nodes, keys, path, s, dpos, dneg):
         nodes[x, SPOS] += dpos
         nodes[x, SNEG] += dneg
         k = keys[x]
+        left, right = nodes[x, LEFT], nodes[x, RIGHT]
         if s == k:
+            if positive:
+                at = nodes[x, NNEG]
+                if left >= 0:
+                    below += nodes[left, SNEG]
+            else:
+                at = nodes[x, NPOS]
+                if right >= 0:
+                    above += nodes[right, SPOS]
             nodes[x, NPOS] += dpos
             nodes[x, NNEG] += dneg
-            return
-        x = nodes[x, LEFT] if s < k else nodes[x, RIGHT]
+            return 2 * (below if positive else above) + at
+        if s < k:
+            if not positive:
+                above += nodes[x, NPOS]
+                if right >= 0:
+                    above += nodes[right, SPOS]
+            x = left
+        else:
+            if positive:
+                below += nodes[x, NNEG]
+                if left >= 0:
+                    below += nodes[left, SNEG]
+            x = right
     x = state[FREE]
     if x >= 0:
         state[FREE] = nodes[x, LEFT]
@@ -121,9 +113,10 @@ def _insert(state, nodes, keys, path, s, dpos, dneg):
     nodes[x, NNEG] = dneg
     nodes[x, SPOS] = dpos
     nodes[x, SNEG] = dneg
+    pairs = 2 * (below if positive else above)
     if depth == 0:
         state[ROOT] = x
-        return
+        return pairs
     parent = path[depth - 1]
     if s < keys[parent]:
         nodes[parent, LEFT] = x
@@ -136,26 +129,48 @@ def _insert(state, nodes, keys, path, s, dpos, dneg):
         grand = path[depth - 2] if depth >= 2 else -1
         _rotate_up(state, nodes, parent, x, grand)
         depth -= 1
+    return pairs
 
 
 @njit(cache=True)
 def _remove(state, nodes, keys, s, dpos, dneg):
     """Take out ``dpos`` positives and ``dneg`` negatives of score ``s`` (they are there); a
-    node left with none goes down to a leaf and is freed."""
+    node left with none goes down to a leaf and is freed. Returns the doubled Mann-Whitney
+    count of one such example against the structure after,
+    read on the same walk."""
+    positive = dpos > 0
+    above = below = 0
     parent = -1
     x = state[ROOT]
     while True:
         nodes[x, SPOS] -= dpos
         nodes[x, SNEG] -= dneg
         k = keys[x]
+        left, right = nodes[x, LEFT], nodes[x, RIGHT]
         if s == k:
+            if positive and left >= 0:
+                below += nodes[left, SNEG]
+            elif not positive and right >= 0:
+                above += nodes[right, SPOS]
             break
         parent = x
-        x = nodes[x, LEFT] if s < k else nodes[x, RIGHT]
+        if s < k:
+            if not positive:
+                above += nodes[x, NPOS]
+                if right >= 0:
+                    above += nodes[right, SPOS]
+            x = left
+        else:
+            if positive:
+                below += nodes[x, NNEG]
+                if left >= 0:
+                    below += nodes[left, SNEG]
+            x = right
     nodes[x, NPOS] -= dpos
     nodes[x, NNEG] -= dneg
+    pairs = 2 * below + nodes[x, NNEG] if positive else 2 * above + nodes[x, NPOS]
     if nodes[x, NPOS] > 0 or nodes[x, NNEG] > 0:
-        return
+        return pairs
     while True:
         left, right = nodes[x, LEFT], nodes[x, RIGHT]
         if left < 0 and right < 0:
@@ -169,15 +184,7 @@ def _remove(state, nodes, keys, s, dpos, dneg):
     _relink(state, nodes, parent, x, -1)
     nodes[x, LEFT] = state[FREE]
     state[FREE] = x
-
-
-@njit(cache=True)
-def _pairs(nodes, keys, root, s, positive):
-    """The doubled Mann-Whitney count of one example of score ``s`` against the window."""
-    above, at_pos, below, at_neg = _rank(nodes, keys, root, s)
-    if positive:
-        return 2 * below + at_neg
-    return 2 * above + at_pos
+    return pairs
 
 
 @njit(cache=True)
@@ -192,8 +199,7 @@ def auc_run(state, nodes, keys, path, ring_s, ring_p, scores, positive, sizes):
         if s != s:  # NaN, as MOA's evaluators take it
             s = 0.0
         p = positive[i]
-        state[U2] += _pairs(nodes, keys, state[ROOT], s, p)
-        _insert(state, nodes, keys, path, s, 1 if p else 0, 0 if p else 1)
+        state[U2] += _insert(state, nodes, keys, path, s, 1 if p else 0, 0 if p else 1)
         if p:
             state[POS] += 1
         else:
@@ -207,12 +213,11 @@ def auc_run(state, nodes, keys, path, ring_s, ring_p, scores, positive, sizes):
         while state[COUNT] > sizes[i]:
             h = state[HEAD]
             old, op = ring_s[h], ring_p[h]
-            _remove(state, nodes, keys, old, 1 if op else 0, 0 if op else 1)
+            state[U2] -= _remove(state, nodes, keys, old, 1 if op else 0, 0 if op else 1)
             if op:
                 state[POS] -= 1
             else:
                 state[NEG] -= 1
-            state[U2] -= _pairs(nodes, keys, state[ROOT], old, op)
             state[HEAD] = (h + 1) % cap
             state[COUNT] -= 1
 
@@ -223,8 +228,7 @@ def auc_backfill(state, nodes, keys, path, ring_s, ring_p, count):
     examples of the window before its class was known, whose scores for it are 0."""
     if count <= 0:
         return
-    state[U2] += count * _pairs(nodes, keys, state[ROOT], 0.0, False)
-    _insert(state, nodes, keys, path, 0.0, 0, count)
+    state[U2] += count * _insert(state, nodes, keys, path, 0.0, 0, count)
     state[NEG] += count
     cap = ring_s.shape[0]
     if cap:

@@ -423,8 +423,9 @@ class FoldEvaluator:
         for name in self._learners:
             batch = batches[name]
             if kept is not None:
-                rows = np.asarray(batch.scores[i0:i1], dtype=np.float64) \
-                    .reshape(i1 - i0, len(first.classes))
+                k = len(first.classes)
+                rows = np.asarray(batch.scores[i0 * k:i1 * k], dtype=np.float64) \
+                    .reshape(i1 - i0, k)
                 kept[name] = rows if all_scored else rows[at]
             error = batch.error
             if error is not None and start + i0 < error[0] <= start + i1:

@@ -332,13 +332,15 @@ class LearnerTask:
         kept = None
         if self.failed is not None:  # quarantined: no prediction, nothing learned
             y_pred, error = [-1] * len(scored), None
-            kept = [[0.0] * k for _ in scored] if keep else None
+            kept = [0.0] * (k * len(scored)) if keep else None
         elif hasattr(self.model, "run_batch"):  # MOA's: one call per batch
             y_pred, scored, error = self.model.run_batch(batch, prequential, xs)
             if error is not None:
                 error = self.failed = LearnerError(*error)
             if keep:
-                kept = [row + [0.0] * (k - len(row)) for row in self.model.scores]
+                kept = self.model.scores
+                if len(kept) != k * len(scored):  # its header did not grow: Java failed first
+                    kept = [0.0] * (k * len(scored))
         elif keep:
             y_pred, kept, error = self._predict_proba_learn(batch, xs, scored)
         else:
@@ -380,7 +382,7 @@ class LearnerTask:
         return y_pred, None
 
     def _predict_proba_learn(self, batch: FoldBatch, xs: list[dict], scored: list[bool]
-                             ) -> tuple[list[int], list[list[float]], LearnerError | None]:
+                             ) -> tuple[list[int], list[float], LearnerError | None]:
         """:meth:`_predict_learn` keeping each prediction's class scores: river's
         ``predict_proba_one``, one score per class of the batch (0.0 for a class it gives none,
         and for an example not predicted). The label is the one ``predict_one`` gives: read off
@@ -393,7 +395,7 @@ class LearnerTask:
         get = {label: code for code, label in enumerate(classes)}.get
         nothing = [0.0] * len(classes)
         y_pred: list[int] = []
-        kept: list[list[float]] = []
+        kept: list[float] = []
         phase, p, row = "predict", -1, nothing
         try:
             for x, w, code, score in zip(xs, batch.weights, batch.y, scored):
@@ -412,13 +414,13 @@ class LearnerTask:
                 if w > 0:
                     learn(model, x, classes[code], w, weighted)
                 y_pred.append(p)
-                kept.append(row)
+                kept += row
         except LEARNER_ERRORS as exc:  # any learner bug: quarantine the replica
             done = len(y_pred)
             y_pred.append(-1 if phase == "predict" else p)
-            kept.append(nothing if phase == "predict" else row)
+            kept += nothing if phase == "predict" else row
             y_pred += [-1] * (len(scored) - done - 1)
-            kept += [nothing] * (len(scored) - done - 1)
+            kept += nothing * (len(scored) - done - 1)
             self.failed = LearnerError(batch.start + done + 1, phase, error_text(exc))
             return y_pred, kept, self.failed
         return y_pred, kept, None

@@ -448,7 +448,7 @@ class MoaClassifier:
     #: sum, as MOA's AUC evaluators take them) in :attr:`scores`: set by a learner task when
     #: a score-based measure is configured.
     keep_scores: bool = False
-    scores: list[list[float]] | None = None  # the last run's, one row per example
+    scores: list[float] | None = None  # the last run's: its examples' rows, one flat list
 
     def __init__(self, model: str, options: str = "", seed_fold: int | None = None,
                  jvm_options: Sequence[str] = (), seed: int | None = None):
@@ -610,16 +610,14 @@ class MoaClassifier:
                 self.keep_scores)
             if self.keep_scores:
                 k = len(self.classes)
-                kept = np.asarray(learner.scores).reshape(n, k) if n and k \
-                    else np.zeros((n, k))
-                self.scores = kept.tolist() + [[0.0] * k] * (len(xs) - n)
+                self.scores = np.asarray(learner.scores).tolist() + [0.0] * (k * (len(xs) - n))
         except jpype.JException as error:  # made, grown or handed a batch: Java failed there
             text = java_error(error)
             if "OutOfMemoryError" in str(error.getClass().getName()):
                 self._learner = None  # its heap back to the other replicas
                 text += str(start_jvm().HEAP_HINT)
             if self.keep_scores:
-                self.scores = [[0.0] * len(self.classes)] * len(xs)
+                self.scores = [0.0] * (len(self.classes) * len(xs))
             return [-1] * len(xs), (0, "predict", error_text(_as_error(text)))
         pred = np.asarray(out).tolist() + [-1] * (len(xs) - n)
         if learner.errorIndex >= 0:

@@ -58,7 +58,7 @@ def test_scores_are_kept_only_when_asked_and_are_predict_proba_one():
     expected = []
     for x, y in zip(batch.xs, batch.y):
         p = model.predict_proba_one(x)
-        expected.append([p.get(label, 0.0) for label in batch.classes])
+        expected += [p.get(label, 0.0) for label in batch.classes]
         model.learn_one(x, batch.classes[y])
     assert kept.scores == expected
 
