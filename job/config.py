@@ -395,6 +395,11 @@ class LearnerConfig(_Strict):
 
 
 # -------------------------------------------------------------------------------------- sink
+#: The description of ``sink.predictions`` (file and stdout sinks).
+PREDICTIONS_HELP = ("a Parquet file of every example's prediction per learner and fold (and "
+                    "class scores, when kept); null: none (docs/predictions.md)")
+
+
 class FileSink(_Strict):
     kind: Literal["file"] = Field("file", description="write the records to a JSON Lines file")
     path: str = Field("out/metrics.jsonl", description="the records' file (replaced: a run "
@@ -403,6 +408,7 @@ class FileSink(_Strict):
                                                            "(default: <path stem>.rejected.jsonl)")
     dead_letter_max_bytes: int = Field(DEAD_LETTER_MAX_BYTES, ge=1, description="the most bytes "
                                        "of a rejected input kept in its rejected record")
+    predictions: str | None = Field(None, description=PREDICTIONS_HELP)
 
     def dead_letters(self) -> Path:
         if self.dead_letter_path:
@@ -424,6 +430,7 @@ class StdoutSink(_Strict):
     dead_letter_path: str = Field("rejected.jsonl", description="the rejected records' file")
     dead_letter_max_bytes: int = Field(DEAD_LETTER_MAX_BYTES, ge=1, description="the most bytes "
                                        "of a rejected input kept in its rejected record")
+    predictions: str | None = Field(None, description=PREDICTIONS_HELP)
 
     def dead_letters(self) -> Path:
         return Path(self.dead_letter_path)
@@ -643,6 +650,8 @@ class Config(_Strict):
                 and delay.field in (source.label, source.id_field):
             raise ValueError(f"evaluation.delay.field: {delay.field!r} is the "
                              f"{'label' if delay.field == source.label else 'id'} column")
+        if getattr(self.sink, "predictions", None) and delay is not None:
+            raise ValueError("sink.predictions: not kept with delayed labels (evaluation.delay)")
         if self.sink.kind == "kafka" and self.sink.delivery_guarantee == "exactly-once" \
                 and self.checkpoint_interval_ms is None:
             raise ValueError("sink.delivery_guarantee: exactly-once needs checkpoints: "
@@ -918,6 +927,8 @@ def check_sinks(config: Config) -> None:
     outputs = [Named("sink.dead_letter_path", sink.dead_letters())]
     if sink.kind == "file":
         outputs.insert(0, Named("sink.path", sink.path))
+    if sink.predictions:
+        outputs.append(Named("sink.predictions", sink.predictions))
     inputs = [Named("source.path", source.resolved_path())] if source.kind == "file" else []
     if config._file is not None:
         inputs.append(Named("the configuration", config._file))

@@ -76,8 +76,10 @@ def make_plans(config: Config) -> Plans:
     names = tuple(learner.name for learner in config.learners)
     window = ev.window.spec()
     ph = ev.alarms.page_hinkley
+    predictions = bool(getattr(config.sink, "predictions", None))
     fanout = FanOutPlan(mode=ev.mode, folds=ev.folds, seed=ev.seed, fold_choice=ev.fold_choice,
-                        lags=max(learner.lags for learner in config.learners))
+                        lags=max(learner.lags for learner in config.learners),
+                        keys=predictions)
     return Plans(
         fanout=fanout,
         learners=tuple(
@@ -102,6 +104,7 @@ def make_plans(config: Config) -> Plans:
             max_matrices=ev.max_matrices,
             losses=ev.verdicts.enabled,
             scores=tuple(ev.scores),
+            predictions=predictions,
         ),
         aggregation=AggregationPlan(
             learners=names,

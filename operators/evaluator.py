@@ -25,8 +25,8 @@ from foldstream.operators.delay import DelayPredictionBatch
 from foldstream.operators.measures import positive_code
 from foldstream.operators.messages import WAITING, Alarm, ArrivalSeen, Expiry, FoldError, \
     HeldArrival, upgrade_held
-from foldstream.operators.records import DelayCounts, FoldLosses, FoldReport, PredictionBatch, \
-    pair_key, pack_bits
+from foldstream.operators.records import DelayCounts, FoldLosses, FoldPredictions, FoldReport, \
+    PredictionBatch, pair_key, pack_bits
 from foldstream.operators.windows import ADWIN_DELTA, FADING_ALPHA, Window, WindowSpec
 
 REPORT_EVERY = 1000
@@ -62,6 +62,7 @@ class EvalPlan:
     pair_window_cap: int = 65_536  # McNemar over an ADWIN window: at most this many examples
     losses: bool = False  # reports carry the per-example losses (live verdicts, docs/method.md §12)
     scores: tuple[str, ...] = ()  # score-based measures (operators/auc.py), from kept scores
+    predictions: bool = False  # reports carry the examples' predictions (sink.predictions)
 
 
 class _PairCounts:
@@ -240,6 +241,15 @@ class FoldEvaluator:
         # where the last report was (or none was needed: nothing arrived yet)
         self._reported_state = _ReportedAt(0, 0)
         self._state_format = STATE_FORMAT
+        self._kept = self._no_predictions()  # sink.predictions: since the last report
+        self._kept_width = 0  # sink.predictions: the classes seen so far
+
+    def _no_predictions(self) -> FoldPredictions | None:
+        if not self.plan.predictions:
+            return None
+        return FoldPredictions(preds={name: [] for name in self.plan.learners},
+                               scores={name: [] for name in self.plan.learners}
+                               if self.plan.scores else None)
 
     def __setstate__(self, state: dict) -> None:
         found = state.get("_state_format", 1)
@@ -259,6 +269,8 @@ class FoldEvaluator:
             state["_reported_state"] = _ReportedAt(0, 0) if reported is None \
                 else _ReportedAt(*reported)
             state["_state_format"] = STATE_FORMAT
+        state.setdefault("_kept", None)  # a state from before sink.predictions: none kept
+        state.setdefault("_kept_width", 0)
         self.__dict__.update(state)
 
     # ---------------------------------------------------------------------------------------
@@ -434,8 +446,34 @@ class FoldEvaluator:
             y_pred = np.asarray(batch.y_pred[i0:i1], dtype=np.int64)
             preds[name] = y_pred if all_scored else y_pred[at]
         self._score_examples(y, prev, preds, None, at + (start + i0 + 1), kept)
+        if self._kept is not None:
+            self._keep(batches, first, i0, i1)
         if self.plan.losses:
             self._scored_since.extend(first.scored[i0:i1])
+
+    def _keep(self, batches: dict[str, PredictionBatch], first: PredictionBatch, i0: int,
+              i1: int) -> None:
+        """Keep examples ``i0 .. i1`` of the batches for ``sink.predictions``."""
+        kept, k = self._kept, len(first.classes)
+        kept.positions.extend(range(first.start + i0 + 1, first.start + i1 + 1))
+        kept.keys.extend(first.keys[i0:i1])
+        kept.y.extend(first.y[i0:i1])
+        # each example's scores for the classes seen up to it (a batch's list runs to its end,
+        # and no learner scores a class before its first example: those are zeros)
+        widths = np.maximum.accumulate(np.maximum(np.asarray(first.y[i0:i1]) + 1,
+                                                  self._kept_width)).tolist() if i1 > i0 else []
+        if widths:
+            self._kept_width = widths[-1]
+        kept.widths.extend(widths)
+        kept.classes = first.classes
+        for name in self._learners:
+            batch = batches[name]
+            kept.preds[name].extend(p if s else -1 for p, s in
+                                    zip(batch.y_pred[i0:i1], batch.scored[i0:i1]))
+            if kept.scores is not None:
+                flat, out = batch.scores, kept.scores[name]
+                for j, width in zip(range(i0, i1), widths):
+                    out.extend(flat[j * k:j * k + width])
 
     def _score_examples(self, y: np.ndarray, prev: np.ndarray, preds: dict[str, np.ndarray],
                         majs: dict[str, np.ndarray] | None,
@@ -521,7 +559,9 @@ class FoldEvaluator:
                                 delay_max=self._delay_max)
         report = FoldReport(stream=self.stream, fold=self.fold, position=self.position,
                             final=final, learners=learners, pairs=pairs, alarms=self._alarms,
-                            normalization=norm, losses=losses, errors=self._errors, delay=delay)
+                            normalization=norm, losses=losses, errors=self._errors, delay=delay,
+                            predictions=self._kept)
+        self._kept = self._no_predictions()
         self._alarms = []
         self._errors = []
         # The live verdicts' losses run in scoring order: by labels when they are delayed.

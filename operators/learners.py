@@ -348,7 +348,7 @@ class LearnerTask:
         return PredictionBatch(
             stream=batch.stream, fold=batch.fold, learner=self.spec.name, seq=batch.seq,
             start=batch.start, y=batch.y, prev_y=batch.prev_y, y_pred=y_pred, scored=scored,
-            classes=batch.classes, final=batch.final, error=error, scores=kept)
+            classes=batch.classes, final=batch.final, error=error, scores=kept, keys=batch.keys)
 
     def _predict_learn(self, batch: FoldBatch, xs: list[dict],
                        scored: list[bool]) -> tuple[list[int], LearnerError | None]:

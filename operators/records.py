@@ -88,6 +88,7 @@ class FoldBatch:
     classes: list[Label]
     lags: list[tuple[Label, ...]] | None = None
     final: bool = False
+    keys: list[int | str] | None = None  # the examples' ids, when predictions are kept
 
     def __len__(self) -> int:
         return len(self.y)
@@ -120,6 +121,7 @@ class PredictionBatch:
     final: bool = False
     error: tuple[int, str, str] | None = None
     scores: list[float] | None = None
+    keys: list[int | str] | None = None  # the examples' ids, when predictions are kept
 
     def __len__(self) -> int:
         return len(self.y)
@@ -192,6 +194,23 @@ class FoldReport:
     losses: FoldLosses | None = None
     errors: list[tuple[int, str, str, str]] = field(default_factory=list)
     delay: DelayCounts | None = None  # delayed labels only (docs/method.md §13)
+    predictions: "FoldPredictions | None" = None  # sink.predictions: the examples since the last report
+
+
+@dataclass(slots=True)
+class FoldPredictions:
+    """A fold's examples since its previous report, for ``sink.predictions``: each one's
+    position, id and true class code, and every learner's predicted code (-1: none, or not
+    predicted) and, when kept, class scores (one flat list, ``len(classes)`` values an example,
+    the classes as they were at its batch: ``widths`` gives each example's)."""
+
+    positions: list[int] = field(default_factory=list)
+    keys: list[int | str] = field(default_factory=list)
+    y: list[int] = field(default_factory=list)
+    preds: dict[str, list[int]] = field(default_factory=dict)
+    scores: dict[str, list[float]] | None = None
+    widths: list[int] = field(default_factory=list)
+    classes: list[Label] = field(default_factory=list)
 
 
 @dataclass(slots=True)
