@@ -58,12 +58,40 @@ def _rotate_up(state, nodes, parent, x, grand):
 
 
 @njit(cache=True)
+def _past(nodes, keys, x, s, positive):
+    """One step of a walk towards score ``s`` past node ``x`` (whose score is not ``s``): the
+    next node, and the examples of the other class than ``positive`` that ``x`` and its
+    subtree off the path hold on the side of ``s`` that counts (negatives below ``s`` for a
+    positive, positives above it for a negative)."""
+    left, right = nodes[x, LEFT], nodes[x, RIGHT]
+    count = 0
+    if s < keys[x]:
+        if not positive:
+            count = nodes[x, NPOS] + (nodes[right, SPOS] if right >= 0 else 0)
+        return left, count
+    if positive:
+        count = nodes[x, NNEG] + (nodes[left, SNEG] if left >= 0 else 0)
+    return right, count
+
+
+@njit(cache=True)
+def _beside(nodes, x, positive):
+    """At node ``x`` of the walk's score: the examples of the other class at that score, and
+    those of its subtrees on the side that counts (as :func:`_past`)."""
+    if positive:
+        left = nodes[x, LEFT]
+        return nodes[x, NNEG], nodes[left, SNEG] if left >= 0 else 0
+    right = nodes[x, RIGHT]
+    return nodes[x, NPOS], nodes[right, SPOS] if right >= 0 else 0
+
+
+@njit(cache=True)
 def _insert(state, nodes, keys, path, s, dpos, dneg):
     """Add ``dpos`` positives and ``dneg`` negatives of score ``s``; return the doubled
-    Mann-Whitney count of one such example against the structure before,
-    read on the same walk."""
+    Mann-Whitney count of one such example against the structure before, read on the same
+    walk."""
     positive = dpos > 0
-    above = at = below = 0
+    count = 0
     depth = 0
     x = state[ROOT]
     while x >= 0:
@@ -71,32 +99,13 @@ def _insert(state, nodes, keys, path, s, dpos, dneg):
         depth += 1
         nodes[x, SPOS] += dpos
         nodes[x, SNEG] += dneg
-        k = keys[x]
-        left, right = nodes[x, LEFT], nodes[x, RIGHT]
-        if s == k:
-            if positive:
-                at = nodes[x, NNEG]
-                if left >= 0:
-                    below += nodes[left, SNEG]
-            else:
-                at = nodes[x, NPOS]
-                if right >= 0:
-                    above += nodes[right, SPOS]
+        if s == keys[x]:
+            at, side = _beside(nodes, x, positive)
             nodes[x, NPOS] += dpos
             nodes[x, NNEG] += dneg
-            return 2 * (below if positive else above) + at
-        if s < k:
-            if not positive:
-                above += nodes[x, NPOS]
-                if right >= 0:
-                    above += nodes[right, SPOS]
-            x = left
-        else:
-            if positive:
-                below += nodes[x, NNEG]
-                if left >= 0:
-                    below += nodes[left, SNEG]
-            x = right
+            return 2 * (count + side) + at
+        x, step = _past(nodes, keys, x, s, positive)
+        count += step
     x = state[FREE]
     if x >= 0:
         state[FREE] = nodes[x, LEFT]
@@ -113,7 +122,7 @@ def _insert(state, nodes, keys, path, s, dpos, dneg):
     nodes[x, NNEG] = dneg
     nodes[x, SPOS] = dpos
     nodes[x, SNEG] = dneg
-    pairs = 2 * (below if positive else above)
+    pairs = 2 * count
     if depth == 0:
         state[ROOT] = x
         return pairs
@@ -136,39 +145,23 @@ def _insert(state, nodes, keys, path, s, dpos, dneg):
 def _remove(state, nodes, keys, s, dpos, dneg):
     """Take out ``dpos`` positives and ``dneg`` negatives of score ``s`` (they are there); a
     node left with none goes down to a leaf and is freed. Returns the doubled Mann-Whitney
-    count of one such example against the structure after,
-    read on the same walk."""
+    count of one such example against the structure after, read on the same walk."""
     positive = dpos > 0
-    above = below = 0
+    count = 0
     parent = -1
     x = state[ROOT]
     while True:
         nodes[x, SPOS] -= dpos
         nodes[x, SNEG] -= dneg
-        k = keys[x]
-        left, right = nodes[x, LEFT], nodes[x, RIGHT]
-        if s == k:
-            if positive and left >= 0:
-                below += nodes[left, SNEG]
-            elif not positive and right >= 0:
-                above += nodes[right, SPOS]
+        if s == keys[x]:
             break
         parent = x
-        if s < k:
-            if not positive:
-                above += nodes[x, NPOS]
-                if right >= 0:
-                    above += nodes[right, SPOS]
-            x = left
-        else:
-            if positive:
-                below += nodes[x, NNEG]
-                if left >= 0:
-                    below += nodes[left, SNEG]
-            x = right
+        x, step = _past(nodes, keys, x, s, positive)
+        count += step
     nodes[x, NPOS] -= dpos
     nodes[x, NNEG] -= dneg
-    pairs = 2 * below + nodes[x, NNEG] if positive else 2 * above + nodes[x, NPOS]
+    at, side = _beside(nodes, x, positive)
+    pairs = 2 * (count + side) + at
     if nodes[x, NPOS] > 0 or nodes[x, NNEG] > 0:
         return pairs
     while True:
