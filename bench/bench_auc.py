@@ -9,8 +9,8 @@ of 1000, runs with ``evaluation.scores: []`` and ``[auc]`` alternating in one pr
 CPU time of each; the difference per example and fold is the AUC's cost (keeping the scores,
 carrying them to the evaluator, the structures' updates and the reports).
 
-``--memory``: the AUC structure of one learner (:class:`~foldstream.operators.auc.WindowAuc`)
-fed ``--n`` examples a batch of 500 at a time, two classes: NoChange's scores (0 and 1) and
+``--memory``: the AUC structure of one learner
+(:class:`~foldstream.operators.stats.auc.WindowAuc`) fed ``--n`` examples a batch of 500 at a time, two classes: NoChange's scores (0 and 1) and
 random scores of a grid of 1,000 levels, over a sliding window of 1000 and over the whole
 stream; the bytes of its arrays and the process's peak RSS every tenth of the stream.
 """
@@ -27,8 +27,8 @@ import numpy as np
 from foldstream.job.config import load_config
 from foldstream.job.engines.inprocess import evaluate
 from foldstream.job.plans import make_plans, open_source
-from foldstream.operators.auc import WindowAuc
-from foldstream.operators.records import Example, dumps
+from foldstream.operators.stats.auc import WindowAuc
+from foldstream.operators.records.base import Example, dumps
 
 ELEC = Path(__file__).resolve().parents[2] / "shared" / "data" / "elec.csv.gz"
 if not ELEC.exists():  # a checkout without ../shared: the packaged copy

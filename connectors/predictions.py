@@ -1,7 +1,7 @@
 """``sink.predictions``: every example's prediction per learner and fold, in a Parquet file.
 
 The aggregator hands each report's rows over as a ``predictions`` record
-(:mod:`foldstream.operators.predictions`); this sink appends them to one Parquet file (pyarrow,
+(:mod:`foldstream.operators.records.predictions`); this sink appends them to one Parquet file (pyarrow,
 which the Flink wheel brings), one row group per record, compressed with zstd. Parquet, not
 JSON Lines: the rows are many (one per example and fold) and alike, a columnar file stores them
 in a fraction of the bytes and pandas reads them back typed and fast
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from foldstream.connectors.sinks import Sink
-from foldstream.operators.predictions import columns_of, prediction_column, score_column
+from foldstream.operators.records.predictions import columns_of, prediction_column, score_column
 
 
 def schema(learners: Sequence[str], scores: bool):

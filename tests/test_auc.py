@@ -1,4 +1,4 @@
-"""Prequential AUC (operators/auc.py) against the definition, counted pair by pair."""
+"""Prequential AUC (operators/stats/auc.py) against the definition, counted pair by pair."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pickle
 import numpy as np
 import pytest
 
-from foldstream.operators.auc import OneVsRest, WindowAuc
+from foldstream.operators.stats.auc import OneVsRest, WindowAuc
 
 
 def brute_force(scores, positive) -> float | None:

@@ -13,9 +13,9 @@ from river import naive_bayes
 from foldstream.job.config import ConfigError, load_config
 from foldstream.job.engines.inprocess import evaluate_to_list
 from foldstream.job.plans import make_plans, open_source
-from foldstream.operators.fanout import FanOut, FanOutPlan
-from foldstream.operators.learners import LearnerSpec, LearnerTask
-from foldstream.operators.records import ExampleBatch
+from foldstream.operators.stages.fanout import FanOut, FanOutPlan
+from foldstream.operators.stages.learner import LearnerSpec, LearnerTask
+from foldstream.operators.records.base import ExampleBatch
 
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from foldstream.operators.auc import COUNT, FREE, HEAD, LEFT, NEG, NNEG, NPOS, POS, PRIO, \
+from foldstream.operators.stats.auc import COUNT, FREE, HEAD, LEFT, NEG, NNEG, NPOS, POS, PRIO, \
     RIGHT, RNG, ROOT, SNEG, SPOS, U2, USED
 
 

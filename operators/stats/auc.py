@@ -31,16 +31,16 @@ import types
 
 import numpy as np
 
-from foldstream.operators.detectors import compiled
-from foldstream.operators.measures import _mean
+from foldstream.operators.stats.detectors import compiled
+from foldstream.operators.stats.measures import _mean
 
 #: The score-based measures of ``evaluation.scores``, in output order.
 SCORE_MEASURES = ("auc",)
 
 
 def _kernel() -> types.ModuleType:
-    """The compiled loops (operators/auc_kernels.py), imported on first use."""
-    return compiled("auc_kernels")
+    """The compiled loops (operators/stats/auc_kernels.py), imported on first use."""
+    return compiled("stats.auc_kernels")
 
 
 # The slots of a structure's integer state array.

@@ -2,7 +2,7 @@
 
 The fold evaluators keep, between two reports, each example's position, id and true class and
 every learner's predicted class (and class scores, when a score-based measure keeps them:
-:class:`~foldstream.operators.records.FoldPredictions`). When the k reports of a position are
+:class:`~foldstream.operators.records.base.FoldPredictions`). When the k reports of a position are
 in, the aggregator turns them into one :class:`PredictionsRecord`: columns, one row per
 (example, fold), in position then fold order, which the engines hand to the predictions sink
 (connectors/predictions.py) instead of the records' sink. Labels are written as text (as a CSV
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from foldstream.operators.records import FoldReport
+from foldstream.operators.records.base import FoldReport
 
 #: The ``type`` of a predictions record: routed to the predictions sink, never to the records'.
 PREDICTIONS = "predictions"
