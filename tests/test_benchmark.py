@@ -40,9 +40,14 @@ def _small(tmp_path: Path, limit: int = 300, streams: int = 2) -> Path:
 
 def test_cells_repeat_a_plain_run_byte_for_byte(tmp_path):
     config = _small(tmp_path)
+    written = yaml.safe_load(config.read_text())
     benchmark = load_benchmark(config)
-    for stream in benchmark.stream_names:
-        run_yaml = _write(tmp_path / f"{stream}.yaml", run_config(benchmark, stream))
+    for stream, source in zip(benchmark.stream_names, written["streams"]):
+        # the run a user writes by hand: the stream's source, every learner, the evaluation
+        run_yaml = _write(tmp_path / f"{stream}.yaml", {
+            "source": {**source, "limit": written["limit"]}, "learners": written["learners"],
+            "evaluation": written["evaluation"]})
+        assert load_benchmark(config) == benchmark and run_config(benchmark, stream)
         records = tmp_path / f"{stream}.jsonl"
         assert main(["run", str(run_yaml), "--quiet", "--set",
                      f"sink={{kind: file, path: {records}}}"]) == 0
