@@ -378,7 +378,7 @@ class BenchmarkResults:
         from foldstream.job.tools.benchmark.figures import cd_diagram
 
         measure = measure or self.measures[0]
-        return cd_diagram(self.rank_tests(measure), f"{measure} ({self._scope_text()}), "
+        return cd_diagram(self.rank_tests(measure), f"{measure}, {self._scope_text()}, "
                                                      f"{len(self.streams)} streams")
 
     def streams_figure(self, measure: str | None = None):
@@ -388,7 +388,7 @@ class BenchmarkResults:
         measure = measure or self.measures[0]
         points = {learner: [self.value(s, learner, measure, self.rank_scope)
                             for s in self.streams] for learner in self.learners}
-        return per_stream(self.streams, points, f"{measure} ({self._scope_text()})")
+        return per_stream(self.streams, points, f"{measure}, {self._scope_text()}")
 
     def _scope_text(self, scope: str | None = None) -> str:
         """A scope in words; the final window of a cumulative window is the whole stream."""
