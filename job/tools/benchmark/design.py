@@ -194,7 +194,9 @@ def run_config(benchmark: BenchmarkConfig, stream: str) -> dict[str, Any]:
 def cell_fingerprint(benchmark: BenchmarkConfig, cell: Cell) -> str:
     """What a cell's line was measured under: its source, learner and evaluation (not the
     other cells, nor the table's measures, nor the engine's batch size, which never changes a
-    result).
+    result). The keys set, not every default, as :meth:`~foldstream.job.config.Config.run_key`
+    does: a version of foldstream that adds a key with a default still finds the cells
+    measured before.
 
     >>> b = validate_benchmark({"streams": [{"kind": "generator", "model":
     ...     "river.datasets.synth.SEA", "limit": 100}], "learners": [
@@ -206,8 +208,14 @@ def cell_fingerprint(benchmark: BenchmarkConfig, cell: Cell) -> str:
     >>> cell_fingerprint(b, c) != cell_fingerprint(b, Cell("sea", "ht"))
     True
     """
-    what = json.dumps(_parts(benchmark, cell), sort_keys=True, default=str)
-    return hashlib.sha256(what.encode()).hexdigest()[:16]
+    source = benchmark.streams[benchmark.stream_names.index(cell.stream)]
+    learner = benchmark.learners[benchmark.learner_names.index(cell.learner)]
+    what = {"source": {**source.model_dump(mode="json", exclude_defaults=True),
+                       "kind": source.kind, "stream": cell.stream},
+            "learner": learner.model_dump(mode="json", exclude_defaults=True),
+            "evaluation": benchmark.evaluation.model_dump(mode="json", exclude_defaults=True)}
+    text = json.dumps(what, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
