@@ -31,6 +31,7 @@ from foldstream.operators.moa import DEFAULT_JVM_OPTIONS, JvmOptionsError, check
     check_jvm_options, check_jvm_starts, configure_jvm, is_moa
 from foldstream.operators.normalization import MAX_MATRICES, NORMALIZABLE
 from foldstream.operators.consensus import CONSENSUS_WINDOW
+from foldstream.operators.watch import LOSS, WATCH_WINDOW
 from foldstream.operators.sequential import REGIME_DELTA, V_MIN
 from foldstream.operators.records import DEAD_LETTER_MAX_BYTES
 from foldstream.operators.wheels import DependencyError, valid_jar
@@ -217,12 +218,23 @@ class AlarmsConfig(_Strict):
                                                         "(when the window is no ADWIN)")
 
     _delta = field_validator("adwin_delta")(check_delta)
-    quantity: Literal["loss"] = Field("loss", description="what the detectors watch: each "
-                                                          "(learner, fold)'s 0/1 loss")
+    quantity: str = Field(LOSS, description="what the detectors watch on each (learner, "
+                                            "fold): loss, its 0/1 loss; or a measure "
+                                            "(kappa, geometric_mean, f1, ...) over the last "
+                                            "`window` examples (docs/method.md §7)")
+    window: int = Field(WATCH_WINDOW, ge=1, description="quantity a measure: the sliding "
+                                                        "window of the watched measure, in "
+                                                        "examples")
     per_fold: bool = Field(True, description="an `alarm` record for every alarm of every fold")
     consensus: ConsensusConfig | None = Field(
         None, description="`drift` records, the alarms the folds agree on (docs/method.md §16); "
                           "null: none")
+
+    @field_validator("quantity")
+    @classmethod
+    def _known_quantity(cls, value: str) -> str:
+        check_choices([value], (LOSS, *MEASURES), "quantity")
+        return value
 
 
 class VerdictsConfig(_Strict):

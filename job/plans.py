@@ -100,6 +100,8 @@ def make_plans(config: Config) -> Plans:
             normalize=tuple(ev.normalize),
             max_matrices=ev.max_matrices,
             losses=ev.verdicts.enabled,
+            alarm_quantity=ev.alarms.quantity,
+            alarm_window=ev.alarms.window,
         ),
         aggregation=AggregationPlan(
             learners=names,

@@ -546,7 +546,7 @@ class RankingRecord(OutputRecord):
 
 
 _DETECTOR = {"enum": list(DETECTORS)}
-_QUANTITY = {"enum": ["loss"]}
+_QUANTITY = {"enum": ["loss", *MEASURES]}
 
 
 @dataclass(slots=True, kw_only=True)
