@@ -12,6 +12,7 @@ from foldstream.job.config import Config
 from foldstream.operators.delay import MAX_PENDING, DelayFanOut, LabelOnly, simulate_delay
 from foldstream.operators.aggregator import AggregationPlan, Aggregator, VerdictPlan
 from foldstream.operators.consensus import consensus_folds
+from foldstream.operators.drifteval import DriftScoring
 from foldstream.operators.evaluator import EvalPlan, FoldEvaluator
 from foldstream.operators.fanout import Batcher, FanOut, FanOutPlan
 from foldstream.operators.head import MAX_CLASSES, StreamHead
@@ -76,6 +77,7 @@ def make_plans(config: Config) -> Plans:
     names = tuple(learner.name for learner in config.learners)
     window = ev.window.spec()
     ph = ev.alarms.page_hinkley
+    changes = config.known_changes()
     fanout = FanOutPlan(mode=ev.mode, folds=ev.folds, seed=ev.seed, fold_choice=ev.fold_choice,
                         lags=max(learner.lags for learner in config.learners))
     return Plans(
@@ -119,6 +121,10 @@ def make_plans(config: Config) -> Plans:
             per_fold_alarms=ev.alarms.per_fold,
             consensus=None if consensus is None else (
                 consensus.window, consensus.folds or consensus_folds(fanout.k, ev.mode)),
+            drift_scoring=None if changes is None else DriftScoring(
+                tuple(changes), ev.alarms.scoring.window, ev.alarms.scoring.seed,
+                tuple(d for d, on in (("adwin", ev.alarms.adwin),
+                                      ("page_hinkley", ph is not None)) if on)),
         ),
         prequential=ev.prequential,
         batch_size=config.engine.batch_size,
@@ -146,7 +152,7 @@ def open_source(config: Config) -> Iterator[Example | LabelOnly | Rejected]:
         from foldstream.connectors.generators import iter_generator
 
         items = iter_generator(source.model, source.params, source.seed, source.limit,
-                               source.stream)
+                               source.stream, source.class_ratio and source.class_ratio.schedule())
     else:
         raise ValueError(f"source.kind {source.kind!r} is read by the Flink job, not here")
     return with_delay(config, items)
