@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from foldstream.connectors.rows import Reject, unexpected
+from foldstream.operators.measures import positive_code
 from foldstream.operators.models import DATASET, ModelKind, Parameter, Spec, SpecError, \
     check_param, join_key, resolve_at, signature
 from foldstream.operators.records import Example, Rejected, plain
@@ -127,10 +128,10 @@ def with_class_ratio(dataset: Iterable, schedule: ClassRatio, seed: int | None =
 
 
 def _same_label(y: Any, label: Any) -> bool:
-    """A generator's label is a configured class when equal to it, or when their texts are
-    equal (``1`` and ``"1"``, ``True`` and ``"True"``)."""
-    y = plain(y)
-    return y == label and type(y) is type(label) or str(y) == str(label)
+    """A generator's label is a configured class as ``evaluation.positive_class`` finds its
+    label (:func:`~foldstream.operators.measures.positive_code`): equal to it (SEA's ``True``
+    is ``1``), else read as YAML reads the configuration."""
+    return positive_code([plain(y)], label) == 0
 
 
 def known_changes(model: str, params: Mapping[str, Any] | None) -> list[int]:

@@ -294,7 +294,9 @@ class Aggregator:
         """The ``drift_evaluation`` records of the stream, at its end (docs/method.md §17): per
         learner and detector, the folds' alarms, then the consensus drifts (when on)."""
         plan, scoring, length = self.plan, self.plan.drift_scoring, self._length
-        records = []
+        records: list[dict[str, Any]] = []
+        if not length:  # nothing was scored
+            return records
         for name in plan.learners:
             for detector in scoring.detectors:
                 kinds = [("alarms", self._alarm_log.get((name, detector),
