@@ -181,3 +181,24 @@ def test_a_class_the_generator_never_yields_ends_the_stream_with_a_rejected_reco
                              "max_draws: 50}"])
     items = list(itertools.islice(open_source(cfg), 200))
     assert "no example of class 7" in items[-1].reason
+
+
+def test_the_scores_reach_the_api_the_tables_and_the_report(sea_run, tmp_path):
+    from foldstream.job.results import Results
+    from foldstream.job.tools.report import gather, render_html
+
+    results = Results(sea_run)
+    frame = results.drift_evaluation()
+    assert list(frame[["detector", "of"]].itertuples(index=False, name=None)) == [
+        ("adwin", "alarms"), ("adwin", "drifts"), ("page_hinkley", "alarms"),
+        ("page_hinkley", "drifts")]
+    record = next(r for r in sea_run if r["type"] == "drift_evaluation")
+    assert frame["f1"].iloc[0] == record["scores"]["f1"]
+    assert frame["periodic_f1"].iloc[0] == record["periodic"]["f1"]
+    assert frame["random_alarms"].iloc[0] == record["scores"]["alarms"]
+    text = str(results.summary())
+    assert "periodic" in text and "random" in text and "known changes [4000, 8000]" in text
+    page = render_html(gather(sea_run))
+    assert "Detectors against the known changes" in page and "F1 periodic" in page
+    assert Results([r for r in sea_run if r["type"] != "drift_evaluation"]) \
+        .drift_evaluation().empty
