@@ -90,7 +90,7 @@ class ClassRatio(NamedTuple):
 def with_class_ratio(dataset: Iterable, schedule: ClassRatio, seed: int | None = None
                      ) -> Iterator[tuple[Any, Any]]:
     """The items of ``dataset`` with their classes in the ratios of ``schedule``, by rejection
-    sampling (docs/method.md §17).
+    sampling (docs/method.md §18).
 
     For the ``n``-th example, the ratios in force at ``n`` give a probability per class; a
     class is drawn from them (numpy's PCG64, seeded by ``schedule.seed``, else ``seed``, else

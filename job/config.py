@@ -91,7 +91,7 @@ class FileSource(_Strict):
         None, description="the file's format (default: by its suffix, .gz aside)")
     drifts: list[int] | None = Field(None, description="the positions where the stream's "
                                                      "concept truly changes, to score the "
-                                                     "detectors against (docs/method.md §17); "
+                                                     "detectors against (docs/method.md §18); "
                                                      "null: none, or a generator's own")
     _drifts = field_validator("drifts")(lambda value: check_drifts(value))
 
@@ -128,7 +128,7 @@ class FileSource(_Strict):
 
 
 class ClassRatioConfig(_Strict):
-    """A schedule of class ratios for a generator (docs/method.md §17)."""
+    """A schedule of class ratios for a generator (docs/method.md §18)."""
 
     classes: list[str | int | bool] = Field(min_length=2, description="the labels, as the "
                                                                       "generator yields them")
@@ -179,12 +179,12 @@ class GeneratorSource(_Strict):
                                                  "class's name, lower-cased)")
     drifts: list[int] | None = Field(None, description="the positions where the stream's "
                                                      "concept truly changes, to score the "
-                                                     "detectors against (docs/method.md §17); "
+                                                     "detectors against (docs/method.md §18); "
                                                      "null: none, or a generator's own")
     _drifts = field_validator("drifts")(lambda value: check_drifts(value))
     class_ratio: ClassRatioConfig | None = Field(
         None, description="draw the classes in these ratios, changing at these positions, by "
-                          "rejection sampling (docs/method.md §17); its positions are known "
+                          "rejection sampling (docs/method.md §18); its positions are known "
                           "changes")
 
     @model_validator(mode="after")
@@ -238,7 +238,7 @@ class KafkaSource(_Strict):
                                           "sasl.*, fetch.max.wait.ms, ...)")
     drifts: list[int] | None = Field(None, description="the positions where the stream's "
                                                      "concept truly changes, to score the "
-                                                     "detectors against (docs/method.md §17); "
+                                                     "detectors against (docs/method.md §18); "
                                                      "null: none, or a generator's own")
     _drifts = field_validator("drifts")(lambda value: check_drifts(value))
 
@@ -295,7 +295,7 @@ class ConsensusConfig(_Strict):
 
 
 class ScoringConfig(_Strict):
-    """How detectors are scored against a stream's known changes (docs/method.md §17)."""
+    """How detectors are scored against a stream's known changes (docs/method.md §18)."""
 
     window: int = Field(ACCEPTANCE_WINDOW, ge=1, description="acceptance window: an alarm "
                                                              "within this many examples after "
@@ -326,7 +326,7 @@ class AlarmsConfig(_Strict):
     scoring: ScoringConfig = Field(default_factory=ScoringConfig,
                                    description="`drift_evaluation` records at the end of a "
                                                "stream with known changes (source.drifts, "
-                                               "docs/method.md §17)")
+                                               "docs/method.md §18)")
 
     @field_validator("quantity")
     @classmethod
@@ -737,7 +737,7 @@ class Config(_Strict):
         return self
 
     def known_changes(self) -> list[int] | None:
-        """The positions where the source's concept truly changes (docs/method.md §17):
+        """The positions where the source's concept truly changes (docs/method.md §18):
         ``source.drifts``, else a generator's own; ``None``: none known (no scoring)."""
         if isinstance(self.source, GeneratorSource):
             return self.source.known_changes()

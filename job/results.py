@@ -297,7 +297,7 @@ class Results:
 
     def drift_evaluation(self):
         """The ``drift_evaluation`` records as a table: each detector scored against the
-        stream's known changes, beside its two baselines (docs/method.md §17).
+        stream's known changes, beside its two baselines (docs/method.md §18).
 
         Returns
         -------

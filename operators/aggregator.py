@@ -118,7 +118,7 @@ class AggregationPlan:
     verdicts: VerdictPlan | None = None  # None: no live verdicts
     per_fold_alarms: bool = True  # False: no `alarm` records (consensus drift still counts them)
     consensus: tuple[int, int] | None = None  # (w, q) of §16; None: no `drift` records
-    # the known changes of the streams (§17); None: no `drift_evaluation` records
+    # the known changes of the streams (§18); None: no `drift_evaluation` records
     drift_scoring: DriftScoring | None = None
 
     @property
@@ -154,7 +154,7 @@ class Aggregator:
         self._position = 0
         self._consensus = Consensus(plan.folds, *plan.consensus) \
             if plan.consensus is not None else None
-        # known changes (§17): every alarm and drift position, per (learner, detector)
+        # known changes (§18): every alarm and drift position, per (learner, detector)
         self._alarm_log: dict[tuple[str, str], list[list[int]]] = {}
         self._drift_log: dict[tuple[str, str], list[int]] = {}
         self._length = 0
@@ -291,7 +291,7 @@ class Aggregator:
         return records
 
     def _drift_evaluation(self) -> list[dict[str, Any]]:
-        """The ``drift_evaluation`` records of the stream, at its end (docs/method.md §17): per
+        """The ``drift_evaluation`` records of the stream, at its end (docs/method.md §18): per
         learner and detector, the folds' alarms, then the consensus drifts (when on)."""
         plan, scoring, length = self.plan, self.plan.drift_scoring, self._length
         records: list[dict[str, Any]] = []

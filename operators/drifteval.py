@@ -1,4 +1,4 @@
-"""Change detectors scored against a stream's known changes (docs/method.md §17).
+"""Change detectors scored against a stream's known changes (docs/method.md §18).
 
 A stream may declare where its concept truly changes (``source.drifts``, or the positions a
 generator's ``ConceptDriftStream`` and ``class_ratio`` schedule put there). Then the alarms of

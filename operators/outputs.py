@@ -591,7 +591,7 @@ _DRIFT_SCORES = _obj({
     "per_change": {"type": "array", "items": _obj({
         "position": _ref("position"), "detections": _INT0, "detected": _INT0,
         "delay": _ref("number")})},
-}, description="Scores of alarm sequences against the known changes (docs/method.md §17): "
+}, description="Scores of alarm sequences against the known changes (docs/method.md §18): "
                "detected changes / alarms (precision), / changes (recall), their F1, false "
                "alarms (every alarm but a change's first accepted one) per 10,000 examples, "
                "the delays of the detections, and per change its accepted alarms, the folds "
@@ -601,7 +601,7 @@ _DRIFT_SCORES = _obj({
 @dataclass(slots=True, kw_only=True)
 class DriftEvaluationRecord(OutputRecord):
     """A detector's alarms (of: alarms, every fold's, pooled) or consensus drifts (of: drifts)
-    of one learner scored against the stream's known changes (docs/method.md §17), beside two
+    of one learner scored against the stream's known changes (docs/method.md §18), beside two
     baselines with the same number of alarms, periodic and random; written once, at the end
     of a stream that declares its changes.
 

@@ -1,4 +1,4 @@
-"""Change detectors scored against known changes (docs/method.md §17), and the class-ratio
+"""Change detectors scored against known changes (docs/method.md §18), and the class-ratio
 schedule whose changes are known (``source.class_ratio``)."""
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ class StreamFacts:
     counts: Counter = field(default_factory=Counter)  # records by type
     summary: SummaryRecord | None = None
     verdicts: list[VerdictRecord] = field(default_factory=list)  # `verdict` records (changes)
-    drift_evaluations: list[Any] = field(default_factory=list)  # their JSON objects (§17)
+    drift_evaluations: list[Any] = field(default_factory=list)  # their JSON objects (§18)
     rejected: int = 0
 
 
@@ -311,7 +311,7 @@ def _drifts_section(data: StreamRecords) -> str:
 
 
 def _drift_evaluation_section(facts: StreamFacts) -> str:
-    """The detectors scored against the stream's known changes (docs/method.md §17), beside
+    """The detectors scored against the stream's known changes (docs/method.md §18), beside
     the F1 of the baselines with the same alarms: the compact numeric table."""
     if not facts.drift_evaluations:
         return ""

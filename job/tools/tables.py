@@ -189,7 +189,7 @@ def disagreements(comparisons: Sequence[Record],
 DRIFT_EVALUATION_COLUMNS = ("learner", "detector", "of", "alarms", "found", "delay mean",
                             "delay median", "false per 10k", "precision", "recall", "F1",
                             "F1 periodic", "F1 random")
-"""The columns of the compact table of ``drift_evaluation`` records (docs/method.md §17): the
+"""The columns of the compact table of ``drift_evaluation`` records (docs/method.md §18): the
 detector's scores (changes found of those there were, over the folds; mean and median delay;
 false alarms per 10,000 examples; precision, recall, F1), then the F1 of the two baselines with
 its alarm count, beside it."""
