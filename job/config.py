@@ -33,7 +33,7 @@ from foldstream.operators.moa import DEFAULT_JVM_OPTIONS, JvmOptionsError, check
 from foldstream.operators.normalization import MAX_MATRICES, NORMALIZABLE
 from foldstream.operators.consensus import CONSENSUS_WINDOW
 from foldstream.operators.drifteval import ACCEPTANCE_WINDOW, BASELINE_SEED
-from foldstream.operators.watch import LOSS, WATCH_WINDOW
+from foldstream.operators.watched import LOSS, WATCH_WINDOW
 from foldstream.operators.sequential import REGIME_DELTA, V_MIN
 from foldstream.operators.records import DEAD_LETTER_MAX_BYTES
 from foldstream.operators.wheels import DependencyError, valid_jar

@@ -24,7 +24,7 @@ from foldstream.operators.delay import DelayPredictionBatch
 from foldstream.operators.measures import positive_code
 from foldstream.operators.messages import WAITING, Alarm, ArrivalSeen, Expiry, FoldError, \
     HeldArrival, upgrade_held
-from foldstream.operators.watch import LOSS, WATCH_WINDOW, MeasureWatch, defined
+from foldstream.operators.watched import LOSS, WATCH_WINDOW, MeasureWatch, defined
 from foldstream.operators.records import DelayCounts, FoldLosses, FoldReport, PredictionBatch, \
     pair_key, pack_bits
 from foldstream.operators.windows import ADWIN_DELTA, FADING_ALPHA, Window, WindowSpec

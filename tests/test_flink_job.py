@@ -64,7 +64,7 @@ def test_fold_routes_land_where_flink_sends_them():
     ("cv", "{kind: adwin, delta: 0.002}", "fold",
      ("evaluation.alarms.quantity=kappa", "evaluation.alarms.window=50",
       "evaluation.alarms.page_hinkley={mode: down, threshold: 2}",
-      "evaluation.alarms.consensus={window: 500}")),
+      "evaluation.alarms.consensus={window: 500}", "source.drifts=[1000, 2000]")),
 ], ids=["bootstrap-fold", "cv-learner_fold", "verdicts-holdout", "alarms-on-kappa"])
 def test_flink_at_parallelism_2_writes_the_records_of_the_in_process_engine(elec_path, mode, window,
                                                                            keying, extra):
@@ -83,6 +83,7 @@ def test_flink_at_parallelism_2_writes_the_records_of_the_in_process_engine(elec
         assert any(r["type"] == "verdict" for r in reference)
     if "evaluation.alarms.quantity=kappa" in extra:
         assert any(r["type"] == "drift" and r["quantity"] == "kappa" for r in reference)
+        assert sum(r["type"] == "drift_evaluation" for r in reference) == 2 * 2 * 2
     assert sum(r["type"] == "measures" for r in records) == 2 * 6
     summaries = [r for r in records if r["type"] == "summary"]
     assert len(summaries) == 1 and summaries[0]["position"] == 3000 and not rejected

@@ -8,7 +8,7 @@ import pytest
 from foldstream.operators.detectors import PageHinkley
 from foldstream.operators.evaluator import EvalPlan, FoldEvaluator
 from foldstream.operators.records import PredictionBatch
-from foldstream.operators.watch import MeasureWatch
+from foldstream.operators.watched import MeasureWatch
 from foldstream.operators.windows import WindowSpec
 
 
