@@ -12,8 +12,8 @@ import pytest
 from foldstream.job.config import load_config
 from foldstream.job.plans import make_plans, open_source
 from foldstream.job.engines.inprocess import evaluate_to_list
-from foldstream.operators.consensus import Consensus
-from foldstream.operators.drifteval import periodic_alarms, random_alarms, score
+from foldstream.operators.stats.consensus import Consensus
+from foldstream.operators.stats.drifteval import periodic_alarms, random_alarms, score
 
 SEA = "river.datasets.synth.SEA"
 CHANGES = [4000, 8000]

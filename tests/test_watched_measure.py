@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from foldstream.operators.detectors import PageHinkley
-from foldstream.operators.evaluator import EvalPlan, FoldEvaluator
-from foldstream.operators.records import PredictionBatch
-from foldstream.operators.watched import MeasureWatch
-from foldstream.operators.windows import WindowSpec
+from foldstream.operators.stats.detectors import PageHinkley
+from foldstream.operators.stages.evaluator import EvalPlan, FoldEvaluator
+from foldstream.operators.records.base import PredictionBatch
+from foldstream.operators.stats.watched import MeasureWatch
+from foldstream.operators.stats.windows import WindowSpec
 
 
 def brute_kappa(y: np.ndarray, p: np.ndarray) -> float:

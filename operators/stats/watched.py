@@ -6,7 +6,7 @@ Page-Hinkley on a windowed measure instead (kappa, G-mean, F1 over the last 100 
 see which measures raise false alarms when only the class ratio changes. A :class:`MeasureWatch`
 gives that series: after each scored example, the measure over the last ``size`` scored
 examples of the learner on the fold, computed as every measure is (a sliding
-:class:`~foldstream.operators.windows.Window` and :func:`~foldstream.operators.measures.compute`,
+:class:`~foldstream.operators.stats.windows.Window` and :func:`~foldstream.operators.stats.measures.compute`,
 so the value is the one a ``measures`` record with ``window: {kind: sliding, size}`` would give
 at that example). A value that is undefined there (``None``: a kappa whose chance agreement is 1,
 an F1 before any positive) is ``NaN`` in the series; the detectors skip it (they see the
@@ -20,8 +20,8 @@ from typing import Hashable, Sequence
 
 import numpy as np
 
-from foldstream.operators import measures
-from foldstream.operators.windows import SlidingWindow
+from foldstream.operators.stats import measures
+from foldstream.operators.stats.windows import SlidingWindow
 
 WATCH_WINDOW = 100
 """Default ``evaluation.alarms.window``: the examples the watched measure covers."""
@@ -36,7 +36,7 @@ class MeasureWatch:
     Parameters
     ----------
     measure : str
-        One of :data:`~foldstream.operators.measures.MEASURES`.
+        One of :data:`~foldstream.operators.stats.measures.MEASURES`.
     size : int
         The window, in scored examples.
     positive : hashable or None
