@@ -264,6 +264,16 @@ class DelayConfig(_Strict):
         return self
 
 
+class HoldoutConfig(_Strict):
+    """The periodic held-out evaluation (docs/method.md §18), MOA's EvaluatePeriodicHeldOutTest."""
+
+    size: int = Field(ge=1, description="n: the stream's first n examples are the test set, "
+                                        "never trained on nor scored prequentially")
+    every: int = Field(ge=1, description="f: every fold of every learner is scored on the "
+                                         "whole test set after every f training examples, in "
+                                         "`holdout` records")
+
+
 class EvaluationConfig(_Strict):
     mode: Literal["bootstrap", "cv", "split", "single"] = Field(
         FOLD_MODE, description="how the folds share the examples (docs/method.md §2); "
@@ -303,6 +313,9 @@ class EvaluationConfig(_Strict):
                                      description="live verdicts (docs/method.md §12)")
     delay: DelayConfig | None = Field(None, description="delayed labels (docs/method.md §13); "
                                                         "null: every example has its label")
+    holdout: HoldoutConfig | None = Field(
+        None, description="a held-out test set scored periodically (docs/method.md §18), "
+                          "beside the prequential records; null: none")
 
     _fading = field_validator("q_fading")(check_alpha)
 
@@ -616,6 +629,11 @@ class Config(_Strict):
                 and source.labels_topic == source.topic:
             raise ValueError("source.labels_topic: must differ from source.topic (labels may "
                              "come on the input topic itself: leave labels_topic null)")
+        if self.evaluation.holdout is not None and (delay is not None
+                                                    or self.engine.kind == "flink"):
+            raise ValueError("evaluation.holdout: runs in the in-process engine without "
+                             "delayed labels (not with evaluation.delay, nor engine.kind: "
+                             "flink)")
         if delay is not None and delay.field is not None and source.kind == "file" \
                 and delay.field in (source.label, source.id_field):
             raise ValueError(f"evaluation.delay.field: {delay.field!r} is the "

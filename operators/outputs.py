@@ -363,6 +363,53 @@ class MeasuresRecord(OutputRecord):
         return self.position, self.labelled or 0
 
 
+@dataclass(slots=True, kw_only=True)
+class HoldoutRecord(OutputRecord):
+    """One per learner at every test of the periodic held-out evaluation (evaluation.holdout,
+    docs/method.md §18): each fold's measures over the whole held-out test set (the stream's
+    first test_size examples, never trained on), scored from scratch after position training
+    examples, with their mean and standard deviation over the folds.
+
+    >>> HoldoutRecord.of_folds(stream="s", position=1000, learner="nb", mode="single",
+    ...     prequential=True, folds=1, test_size=500,
+    ...     fold_values={"accuracy": [0.75]}).as_dict()["values"]
+    {'accuracy': {'mean': 0.75, 'std': None, 'folds': [0.75]}}
+    """
+
+    TYPE: ClassVar[str] = "holdout"
+    stream: str = _stream()
+    position: int = spec(
+        _INT0, description="Training examples of the stream so far (the test set's are not "
+                           "counted): the test comes after every evaluation.holdout.every "
+                           "of them.")
+    learner: str = spec(_ref("name"))
+    mode: str = spec({"enum": list(MODES)})
+    prequential: bool = spec({"type": "boolean"})
+    folds: int = spec({"type": "integer", "minimum": 1, "description": "k"})
+    test_size: int = spec({"type": "integer", "minimum": 1},
+                          description="Examples in the held-out test set.")
+    values: dict[str, dict[str, Any]] = spec(_ref("values"))
+
+    @classmethod
+    def of_folds(cls, *, stream: str, position: int, learner: str, mode: str,
+                 prequential: bool, folds: int, test_size: int,
+                 fold_values: Mapping[str, Sequence[float | None]]) -> "HoldoutRecord":
+        """One learner's test from each measure's value on every fold (as
+        :meth:`MeasuresRecord.of_folds`)."""
+        values = {}
+        for measure, per_fold in fold_values.items():
+            mean, std = mean_std(per_fold)
+            values[measure] = {"mean": mean, "std": std, "folds": list(per_fold)}
+        return cls(stream=stream, position=position, learner=learner, mode=mode,
+                   prequential=prequential, folds=folds, test_size=test_size, values=values)
+
+    def value(self, measure: str) -> MeasureValue | None:
+        """A measure's mean, standard deviation and fold values (``None``: not reported)."""
+        value = self.values.get(measure)
+        return None if value is None else MeasureValue(value["mean"], value["std"],
+                                                        value["folds"])
+
+
 @dataclass(frozen=True, slots=True)
 class MeasureValue:
     """A measure over the folds: mean and sample standard deviation of the defined fold
@@ -736,7 +783,7 @@ class PartRecord(OutputRecord):
 
 RECORD_CLASSES: dict[str, type[OutputRecord]] = {cls.TYPE: cls for cls in (
     MeasuresRecord, ComparisonRecord, VerdictRecord, RankingRecord, AlarmRecord, DriftRecord,
-    LearnerErrorRecord, RejectedRecord, SummaryRecord, PartRecord)}
+    LearnerErrorRecord, RejectedRecord, SummaryRecord, PartRecord, HoldoutRecord)}
 """Every record type, by its ``type``, in the schema's order (``measures`` first)."""
 
 RECORD_TYPES = tuple(RECORD_CLASSES)
@@ -968,7 +1015,7 @@ def as_typed(record: OutputRecord | Mapping[str, Any]) -> OutputRecord:
 
 
 __all__ = ["AlarmRecord", "ComparisonRecord", "DriftRecord", "INT_MAX", "LearnerErrorRecord",
-           "Live", "MeasureValue", "MeasuresRecord", "OutputRecord", "PartRecord",
+           "HoldoutRecord", "Live", "MeasureValue", "MeasuresRecord", "OutputRecord", "PartRecord",
            "RECORD_CLASSES", "RECORD_TYPES", "RankingRecord", "RecordError", "RejectedRecord",
            "SummaryRecord", "VerdictRecord", "as_typed", "check_json", "describe",
            "parse_record", "record_schema", "version_problem"]

@@ -88,6 +88,7 @@ class FoldBatch:
     classes: list[Label]
     lags: list[tuple[Label, ...]] | None = None
     final: bool = False
+    holdout: bool = False  # the held-out test set (operators/holdout.py): scored, not learned
 
     def __len__(self) -> int:
         return len(self.y)
