@@ -196,6 +196,10 @@ class PageHinkleyConfig(_Strict):
                                                          "sum")
     mode: Literal["up", "down", "both"] = Field(PAGE_HINKLEY.mode, description="up: alarm on a rising loss; "
                                                                   "down: a falling one; both")
+    series: Literal["value", "error_rate"] = Field(
+        PAGE_HINKLEY.series, description="value: test each 0/1 loss; error_rate: test the "
+                                         "running error rate, the mean of the losses so far "
+                                         "(Gama et al. 2009, docs/method.md §7)")
 
 
 class ConsensusConfig(_Strict):
