@@ -53,3 +53,37 @@ def test_stronger_fading_detects_sooner_gama_2009():
     assert all(d is not None for ds in delays.values() for d in ds)  # never missed
     mean = [float(np.mean(delays[alpha])) for alpha in alphas]
     assert mean == sorted(mean) and mean[0] < 0.8 * mean[-1], mean
+
+
+def test_the_held_out_test_set_is_scored_by_a_model_trained_on_the_rest_only():
+    """evaluation.holdout (docs/method.md §18): after every f training examples each learner
+    is scored on the stream's first n examples, by the model trained on the examples after
+    them only; the prequential records cover those training examples alone."""
+    from river import naive_bayes
+    from river.datasets import synth
+
+    data = list(synth.SEA(seed=4).take(700))
+    results = foldstream.evaluate(data, {"nb": naive_bayes.GaussianNB()}, mode="single",
+                                  holdout={"size": 200, "every": 250}, report_every=250)
+    holdout = [r for r in results.records if r["type"] == "holdout"]
+    assert [(r["position"], r["test_size"]) for r in holdout] == [(250, 200), (500, 200)]
+    test, train = data[:200], data[200:]
+    for record in holdout:
+        model = naive_bayes.GaussianNB()
+        for x, y in train[:record["position"]]:
+            model.learn_one(x, y)
+        right = sum(model.predict_one(x) == y for x, y in test) / len(test)
+        assert record["values"]["accuracy"]["folds"] == [right]
+    assert max(r["position"] for r in results.records if r["type"] == "measures") == 500
+
+
+def test_holdout_is_refused_where_it_does_not_run():
+    from foldstream.job.config import ConfigError, load_config
+
+    for more in ("engine.kind=flink", "evaluation.delay={examples: 5}"):
+        try:
+            load_config(None, ["evaluation.holdout={size: 10, every: 5}", more])
+        except ConfigError as error:
+            assert "evaluation.holdout" in str(error), error
+        else:
+            raise AssertionError(f"evaluation.holdout with {more} was accepted")
