@@ -74,7 +74,7 @@ class StreamStages:
     def _folds(self, fold_batches: list) -> list[Record]:
         records: list[Record] = []
         for fold_batch in fold_batches:
-            if fold_batch.holdout:  # the held-out test set: scored apart, nothing learned
+            if getattr(fold_batch, "holdout", False):  # the held-out test set: scored apart
                 for task in self.tasks[fold_batch.fold]:
                     records.extend(self.holdout.add(task.process(fold_batch)))
                 continue
