@@ -251,6 +251,21 @@ def _json_value(value: Any) -> Any:
     return value
 
 
+def measure_values(fold_values: Mapping[str, Sequence[float | None]]) -> dict[str, dict]:
+    """The ``values`` of a ``measures`` or ``holdout`` record: each measure's mean and standard
+    deviation over the folds (:func:`~foldstream.operators.stats.mean_std`) beside the fold
+    values (kept as given).
+
+    >>> measure_values({"accuracy": [0.5, 1.0]})["accuracy"]["mean"]
+    0.75
+    """
+    values = {}
+    for measure, per_fold in fold_values.items():
+        mean, std = mean_std(per_fold)
+        values[measure] = {"mean": mean, "std": std, "folds": per_fold}
+    return values
+
+
 @dataclass(slots=True, kw_only=True)
 class MeasuresRecord(OutputRecord):
     """One per learner at every reporting position: the windowed measures over the folds."""
@@ -325,10 +340,7 @@ class MeasuresRecord(OutputRecord):
         >>> "normalization" in record.as_dict(), "labelled" in record.as_dict()
         (False, False)
         """
-        values = {}
-        for measure, per_fold in fold_values.items():
-            mean, std = mean_std(per_fold)
-            values[measure] = {"mean": mean, "std": std, "folds": per_fold}
+        values = measure_values(fold_values)
         norm = ({key: [counts[key] for counts in normalization]
                  for key in cls.NORMALIZATION_FIELDS} if normalization else None)
         more = {} if delay is None else dict(
@@ -396,12 +408,9 @@ class HoldoutRecord(OutputRecord):
                  fold_values: Mapping[str, Sequence[float | None]]) -> "HoldoutRecord":
         """One learner's test from each measure's value on every fold (as
         :meth:`MeasuresRecord.of_folds`)."""
-        values = {}
-        for measure, per_fold in fold_values.items():
-            mean, std = mean_std(per_fold)
-            values[measure] = {"mean": mean, "std": std, "folds": list(per_fold)}
         return cls(stream=stream, position=position, learner=learner, mode=mode,
-                   prequential=prequential, folds=folds, test_size=test_size, values=values)
+                   prequential=prequential, folds=folds, test_size=test_size,
+                   values=measure_values(fold_values))
 
     def value(self, measure: str) -> MeasureValue | None:
         """A measure's mean, standard deviation and fold values (``None``: not reported)."""
