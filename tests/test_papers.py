@@ -13,7 +13,7 @@ import numpy as np
 from river import dummy
 
 import foldstream
-from foldstream.operators.detectors import PageHinkley
+from foldstream.operators.stats.detectors import PageHinkley
 
 
 def test_the_persistent_classifier_on_electricity_zliobaite_2015(elec_path):

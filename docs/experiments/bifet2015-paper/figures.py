@@ -2,7 +2,7 @@
 
 * **Figure 2**: accuracy, kappa, harmonic accuracy (``harmonic_mean``) and kappa_m of a
   Hoeffding tree (left) and of a majority class over its own sliding window of 1,000
-  (:class:`~foldstream.operators.baselines.MajorityWindowClassifier`, right) on Electricity,
+  (:class:`~foldstream.operators.learners.baselines.MajorityWindowClassifier`, right) on Electricity,
   prequential over a sliding window of 1,000.
 * **Figure 3**: the Hoeffding tree's accuracy on Electricity over sliding windows of 100,
   1,000 and 10,000 and over ADWIN's window.
@@ -27,7 +27,7 @@ from river import tree
 from river.datasets import synth
 
 import foldstream
-from foldstream.operators.baselines import MajorityWindowClassifier
+from foldstream.operators.learners.baselines import MajorityWindowClassifier
 
 HERE = Path(__file__).resolve().parent
 ELEC = HERE.parent.parent.parent / "connectors" / "data" / "elec.csv.gz"

@@ -21,11 +21,11 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from foldstream.operators.evaluator import EvalPlan, FoldEvaluator
-from foldstream.operators.fanout import FanOut
-from foldstream.operators.outputs import HoldoutRecord
-from foldstream.operators.records import Example, ExampleBatch, FoldBatch, PredictionBatch
-from foldstream.operators.windows import WindowSpec
+from foldstream.operators.stages.evaluator import EvalPlan, FoldEvaluator
+from foldstream.operators.stages.fanout import FanOut
+from foldstream.operators.records.outputs import HoldoutRecord
+from foldstream.operators.records.base import Example, ExampleBatch, FoldBatch, PredictionBatch
+from foldstream.operators.stats.windows import WindowSpec
 
 
 class HoldoutPlan(NamedTuple):
@@ -39,7 +39,7 @@ class HoldoutPlan(NamedTuple):
 class Holdout:
     """One stream's test set and testing clock, held by its head (picklable, plain fields).
 
-    >>> from foldstream.operators.fanout import FanOutPlan
+    >>> from foldstream.operators.stages.fanout import FanOutPlan
     >>> fanout = FanOut("s", FanOutPlan("single"))
     >>> h = Holdout(HoldoutPlan(size=2, every=3))
     >>> [h.take(Example("s", {"a": float(i)}, y), fanout) for i, y in enumerate("ab")]
@@ -100,7 +100,7 @@ class HoldoutScorer:
     scratch (a fresh cumulative evaluator, as MOA resets its evaluator before each test), and
     their mean and standard deviation over the folds.
 
-    >>> from foldstream.operators.evaluator import EvalPlan
+    >>> from foldstream.operators.stages.evaluator import EvalPlan
     >>> scorer = HoldoutScorer("s", EvalPlan(("a",)), folds=1, mode="single", prequential=True)
     >>> batch = PredictionBatch(stream="s", fold=0, learner="a", seq=-1, start=5, y=[0, 1, 1],
     ...                         prev_y=[-1, 0, 1], y_pred=[0, 1, 0], scored=[True] * 3,
