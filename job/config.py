@@ -284,6 +284,10 @@ class PageHinkleyConfig(_Strict):
                                                          "sum")
     mode: Literal["up", "down", "both"] = Field(PAGE_HINKLEY.mode, description="up: alarm on a rising loss; "
                                                                   "down: a falling one; both")
+    series: Literal["value", "error_rate"] = Field(
+        PAGE_HINKLEY.series, description="value: test each 0/1 loss; error_rate: test the "
+                                         "running error rate, the mean of the losses so far "
+                                         "(Gama et al. 2009, docs/method.md §7)")
 
 
 class ConsensusConfig(_Strict):
@@ -376,6 +380,16 @@ class DelayConfig(_Strict):
         return self
 
 
+class HoldoutConfig(_Strict):
+    """The periodic held-out evaluation (docs/method.md §20), MOA's EvaluatePeriodicHeldOutTest."""
+
+    size: int = Field(ge=1, description="n: the stream's first n examples are the test set, "
+                                        "never trained on nor scored prequentially")
+    every: int = Field(ge=1, description="f: every fold of every learner is scored on the "
+                                         "whole test set after every f training examples, in "
+                                         "`holdout` records")
+
+
 class EvaluationConfig(_Strict):
     mode: Literal["bootstrap", "cv", "split", "single"] = Field(
         FOLD_MODE, description="how the folds share the examples (docs/method.md §2); "
@@ -421,6 +435,9 @@ class EvaluationConfig(_Strict):
                                      description="live verdicts (docs/method.md §12)")
     delay: DelayConfig | None = Field(None, description="delayed labels (docs/method.md §13); "
                                                         "null: every example has its label")
+    holdout: HoldoutConfig | None = Field(
+        None, description="a held-out test set scored periodically (docs/method.md §20), "
+                          "beside the prequential records; null: none")
 
     _fading = field_validator("q_fading")(check_alpha)
 
@@ -757,6 +774,11 @@ class Config(_Strict):
                 and source.labels_topic == source.topic:
             raise ValueError("source.labels_topic: must differ from source.topic (labels may "
                              "come on the input topic itself: leave labels_topic null)")
+        if self.evaluation.holdout is not None and (delay is not None
+                                                    or self.engine.kind == "flink"):
+            raise ValueError("evaluation.holdout: runs in the in-process engine without "
+                             "delayed labels (not with evaluation.delay, nor engine.kind: "
+                             "flink)")
         if delay is not None and delay.field is not None and source.kind == "file" \
                 and delay.field in (source.label, source.id_field):
             raise ValueError(f"evaluation.delay.field: {delay.field!r} is the "
@@ -790,12 +812,14 @@ class Config(_Strict):
                     f"scores (no predict_proba_one), and evaluation.scores: "
                     f"[{', '.join(wanted)}] needs them: drop the measure or the learner")
         return self
+
     def known_changes(self) -> list[int] | None:
         """The positions where the source's concept truly changes (docs/method.md §19):
-        ``source.drifts``, else a generator's own; ``None``: none known (no scoring)."""
+        ``source.drifts``, else a generator's own; ``None``: none known (no scoring). A source
+        without the key (the API's Python object) declares none."""
         if isinstance(self.source, GeneratorSource):
             return self.source.known_changes()
-        return self.source.drifts
+        return getattr(self.source, "drifts", None)
 
     @property
     def delayed(self) -> bool:

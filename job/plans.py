@@ -16,6 +16,7 @@ from foldstream.operators.stats.drifteval import DriftScoring
 from foldstream.operators.stages.evaluator import EvalPlan, FoldEvaluator
 from foldstream.operators.stages.fanout import Batcher, FanOut, FanOutPlan
 from foldstream.operators.stages.head import MAX_CLASSES, StreamHead
+from foldstream.operators.stages.holdout import Holdout, HoldoutPlan, HoldoutScorer
 from foldstream.operators.stages.learner import LearnerSpec, LearnerTask
 from foldstream.operators.records.base import DEAD_LETTER_MAX_BYTES, Example, Rejected
 
@@ -31,6 +32,7 @@ class Plans:
     dead_letter_max_bytes: int = DEAD_LETTER_MAX_BYTES  # sink.dead_letter_max_bytes
     max_pending: int | None = None  # delayed labels (docs/method.md §13); None: undelayed
     max_classes: int = MAX_CLASSES  # evaluation.max_classes
+    holdout: HoldoutPlan | None = None  # evaluation.holdout (operators/stages/holdout.py)
 
     @property
     def delayed(self) -> bool:
@@ -55,6 +57,8 @@ class Plans:
         """A stream's head (batcher and fan-out, or delay fan-out): ``head``, a
         :class:`~foldstream.operators.stages.head.StreamHead` or an engine's subclass, with ``more``
         of its fields."""
+        if self.holdout is not None:
+            more.setdefault("holdout", Holdout(self.holdout))
         made = head(self.batcher(stream), self.fan_out(stream),
                     self.delay_fan_out(stream) if self.delayed else None, **more)
         if self.max_classes != MAX_CLASSES:
@@ -69,6 +73,13 @@ class Plans:
 
     def aggregator(self, stream: str) -> Aggregator:
         return Aggregator(stream, self.aggregation)
+
+    def holdout_scorer(self, stream: str) -> HoldoutScorer | None:
+        """The stream's held-out scorer, ``None`` without ``evaluation.holdout``."""
+        if self.holdout is None:
+            return None
+        return HoldoutScorer(stream, self.evaluation, self.folds, self.aggregation.mode,
+                             self.prequential)
 
 
 def make_plans(config: Config) -> Plans:
@@ -136,6 +147,7 @@ def make_plans(config: Config) -> Plans:
         dead_letter_max_bytes=config.sink.dead_letter_max_bytes,
         max_pending=config.evaluation.delay.max_pending if config.delayed else None,
         max_classes=ev.max_classes,
+        holdout=None if ev.holdout is None else HoldoutPlan(ev.holdout.size, ev.holdout.every),
     )
 
 

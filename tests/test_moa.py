@@ -232,6 +232,37 @@ def test_auc_equal_to_moas_auc_evaluators(tmp_path, elec_path, window, evaluator
         assert abs(got - want) <= 1e-9, (name, got, want)
 
 
+@pytest.mark.slow
+def test_holdout_equal_to_moas_evaluate_periodic_held_out_test(tmp_path, elec_path):
+    """evaluation.holdout (operators/holdout.py) on all of Electricity, single mode: every
+    test's accuracy and kappa equal MOA's own EvaluatePeriodicHeldOutTest (its default
+    evaluator) to 1e-9, with a cached test set (-c) of the first 5,000 examples and a test every
+    4,000 training examples, for MOA's naive Bayes: the same tests, of the same models, on the
+    same examples. kappa_m and kappa_per differ slightly by definition, not by protocol: MOA's
+    evaluator counts the current example's label in its majority baseline and starts its
+    no-change baseline at class 0, where foldstream's majority is the window's before the
+    example and the first example has no predecessor (docs/method.md §3)."""
+    arff, examples = _elec_arff(elec_path, tmp_path)
+    out = tmp_path / "moa.csv"
+    subprocess.run(["java", "-Xmx1g", "-cp", str(ensure_moa_jar()), "moa.DoTask",
+                    f"EvaluatePeriodicHeldOutTest -l bayes.NaiveBayes -s (ArffFileStream -f "
+                    f"{arff}) -n 5000 -f 4000 -c -d {out}"], check=True, capture_output=True)
+    want = {int(float(row["evaluation instances"])): row for row in csv.DictReader(out.open())}
+    results = foldstream.evaluate(str(elec_path), {"nb": moa("bayes.NaiveBayes")},
+                                  mode="single", holdout={"size": 5000, "every": 4000})
+    got = {r["position"]: r["values"] for r in results.records if r["type"] == "holdout"}
+    assert sorted(want) == list(range(4000, examples - 5000 + 1, 4000)) == sorted(got)
+    names = {"accuracy": ("classifications correct (percent)", 1e-9),
+             "kappa": ("Kappa Statistic (percent)", 1e-9),
+             "kappa_m": ("Kappa M Statistic (percent)", 0.01),
+             "kappa_per": ("Kappa Temporal Statistic (percent)", 0.01)}
+    for position, row in want.items():
+        for measure, (column, tolerance) in names.items():
+            value = float(row[column]) / 100
+            assert abs(got[position][measure]["mean"] - value) <= tolerance, \
+                (position, measure, got[position][measure]["mean"], value)
+
+
 def test_delayed_labels_reach_a_moa_learner():
     """Delayed labels (docs/method.md §13) take river's per-example path: predict at arrival,
     train at the label, through ``predict_one``/``learn_one``."""

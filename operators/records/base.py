@@ -89,6 +89,7 @@ class FoldBatch:
     lags: list[tuple[Label, ...]] | None = None
     final: bool = False
     keys: list[int | str] | None = None  # the examples' ids, when predictions are kept
+    holdout: bool = False  # the held-out test set (operators/stages/holdout.py): scored, not learned
 
     def __len__(self) -> int:
         return len(self.y)

@@ -254,6 +254,21 @@ def _json_value(value: Any) -> Any:
     return value
 
 
+def measure_values(fold_values: Mapping[str, Sequence[float | None]]) -> dict[str, dict]:
+    """The ``values`` of a ``measures`` or ``holdout`` record: each measure's mean and standard
+    deviation over the folds (:func:`~foldstream.operators.stats.mean_std`) beside the fold
+    values (kept as given).
+
+    >>> measure_values({"accuracy": [0.5, 1.0]})["accuracy"]["mean"]
+    0.75
+    """
+    values = {}
+    for measure, per_fold in fold_values.items():
+        mean, std = mean_std(per_fold)
+        values[measure] = {"mean": mean, "std": std, "folds": per_fold}
+    return values
+
+
 @dataclass(slots=True, kw_only=True)
 class MeasuresRecord(OutputRecord):
     """One per learner at every reporting position: the windowed measures over the folds."""
@@ -328,10 +343,7 @@ class MeasuresRecord(OutputRecord):
         >>> "normalization" in record.as_dict(), "labelled" in record.as_dict()
         (False, False)
         """
-        values = {}
-        for measure, per_fold in fold_values.items():
-            mean, std = mean_std(per_fold)
-            values[measure] = {"mean": mean, "std": std, "folds": per_fold}
+        values = measure_values(fold_values)
         norm = ({key: [counts[key] for counts in normalization]
                  for key in cls.NORMALIZATION_FIELDS} if normalization else None)
         more = {} if delay is None else dict(
@@ -364,6 +376,50 @@ class MeasuresRecord(OutputRecord):
         """Where the report stands: ``(position, labelled)`` (several reports of a delayed
         stream share a position)."""
         return self.position, self.labelled or 0
+
+
+@dataclass(slots=True, kw_only=True)
+class HoldoutRecord(OutputRecord):
+    """One per learner at every test of the periodic held-out evaluation (evaluation.holdout,
+    docs/method.md §20): each fold's measures over the whole held-out test set (the stream's
+    first test_size examples, never trained on), scored from scratch after position training
+    examples, with their mean and standard deviation over the folds.
+
+    >>> HoldoutRecord.of_folds(stream="s", position=1000, learner="nb", mode="single",
+    ...     prequential=True, folds=1, test_size=500,
+    ...     fold_values={"accuracy": [0.75]}).as_dict()["values"]
+    {'accuracy': {'mean': 0.75, 'std': None, 'folds': [0.75]}}
+    """
+
+    TYPE: ClassVar[str] = "holdout"
+    stream: str = _stream()
+    position: int = spec(
+        _INT0, description="Training examples of the stream so far (the test set's are not "
+                           "counted): the test comes after every evaluation.holdout.every "
+                           "of them.")
+    learner: str = spec(_ref("name"))
+    mode: str = spec({"enum": list(MODES)})
+    prequential: bool = spec({"type": "boolean"})
+    folds: int = spec({"type": "integer", "minimum": 1, "description": "k"})
+    test_size: int = spec({"type": "integer", "minimum": 1},
+                          description="Examples in the held-out test set.")
+    values: dict[str, dict[str, Any]] = spec(_ref("values"))
+
+    @classmethod
+    def of_folds(cls, *, stream: str, position: int, learner: str, mode: str,
+                 prequential: bool, folds: int, test_size: int,
+                 fold_values: Mapping[str, Sequence[float | None]]) -> "HoldoutRecord":
+        """One learner's test from each measure's value on every fold (as
+        :meth:`MeasuresRecord.of_folds`)."""
+        return cls(stream=stream, position=position, learner=learner, mode=mode,
+                   prequential=prequential, folds=folds, test_size=test_size,
+                   values=measure_values(fold_values))
+
+    def value(self, measure: str) -> MeasureValue | None:
+        """A measure's mean, standard deviation and fold values (``None``: not reported)."""
+        value = self.values.get(measure)
+        return None if value is None else MeasureValue(value["mean"], value["std"],
+                                                        value["folds"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -792,7 +848,8 @@ class PartRecord(OutputRecord):
 
 RECORD_CLASSES: dict[str, type[OutputRecord]] = {cls.TYPE: cls for cls in (
     MeasuresRecord, ComparisonRecord, VerdictRecord, RankingRecord, AlarmRecord, DriftRecord,
-    DriftEvaluationRecord, LearnerErrorRecord, RejectedRecord, SummaryRecord, PartRecord)}
+    DriftEvaluationRecord, LearnerErrorRecord, RejectedRecord, SummaryRecord, PartRecord,
+    HoldoutRecord)}
 """Every record type, by its ``type``, in the schema's order (``measures`` first)."""
 
 RECORD_TYPES = tuple(RECORD_CLASSES)
@@ -1024,7 +1081,8 @@ def as_typed(record: OutputRecord | Mapping[str, Any]) -> OutputRecord:
 
 
 __all__ = ["AlarmRecord", "ComparisonRecord", "DriftEvaluationRecord", "DriftRecord", "INT_MAX",
-           "LearnerErrorRecord", "Live", "MeasureValue", "MeasuresRecord", "OutputRecord",
-           "PartRecord", "RECORD_CLASSES", "RECORD_TYPES", "RankingRecord", "RecordError", "RejectedRecord",
+           "HoldoutRecord", "LearnerErrorRecord", "Live", "MeasureValue", "MeasuresRecord",
+           "OutputRecord", "PartRecord", "RECORD_CLASSES", "RECORD_TYPES", "RankingRecord",
+           "RecordError", "RejectedRecord",
            "SummaryRecord", "VerdictRecord", "as_typed", "check_json", "describe",
            "parse_record", "record_schema", "version_problem"]
