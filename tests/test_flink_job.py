@@ -168,11 +168,9 @@ def test_a_failure_mid_stream_restarts_from_the_checkpoint_with_nothing_lost_or_
 
 @pytest.mark.kafka
 def test_an_unbounded_kafka_source_reports_live_and_flushes_partial_batches(kafka_broker, kafka_jars,
-                                                                            tmp_path):
+                                                                            tmp_path, flink_runs):
     """`foldstream run` on an unbounded topic: 600 examples in batches of 500 still give the
     report at position 600, flushed by the timer, while the job keeps running."""
-    import subprocess
-    import sys
     import time
 
     from foldstream.connectors.kafka import create_topics, produce_jsonl, read_topic
@@ -187,9 +185,8 @@ evaluation: {{folds: 3, report_every: 200}}
 learners: [{{name: nb, model: river.naive_bayes.GaussianNB}}]
 engine: {{kind: flink, parallelism: 2, batch_size: 500, jars: {json.dumps([str(j) for j in kafka_jars])}}}
 """)
-    log = (tmp_path / "job.log").open("w")
-    job = subprocess.Popen([sys.executable, "-m", "foldstream.job.cli", "run", "--quiet", str(config)],
-                           stdout=log, stderr=subprocess.STDOUT)
+    log = tmp_path / "job.log"
+    job = flink_runs.start_run(config, log)
     try:
         produce_jsonl(bs, "live-in", "s", [{"a": i % 7, "y": i % 2} for i in range(600)])
         positions: set[int] = set()
@@ -201,8 +198,7 @@ engine: {{kind: flink, parallelism: 2, batch_size: 500, jars: {json.dumps([str(j
         assert positions == {200, 400, 600}, (tmp_path / "job.log").read_text()[-3000:]
         assert job.poll() is None  # unbounded: still running, no summary
     finally:
-        job.terminate()
-        job.wait(timeout=30)
+        flink_runs.end_run(job)
 
 
 @pytest.mark.parametrize("signum, code, said", [(2, 130, "stopped (Ctrl-C)"),
