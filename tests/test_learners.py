@@ -106,7 +106,7 @@ def test_the_previous_label_makes_river_learners_better_on_electricity():
         assert accuracy["lag"] >= accuracy["plain"] + 0.05, (model, accuracy)
 
 
-@pytest.mark.slow
+@pytest.mark.jvm
 def test_the_previous_label_makes_moa_learners_better_on_electricity():
     for model in ("moa.classifiers.bayes.NaiveBayes", "moa.classifiers.trees.HoeffdingTree"):
         accuracy = _elec_accuracy(model)

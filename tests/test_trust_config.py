@@ -231,7 +231,8 @@ def test_a_learner_whose_clone_fails_is_refused_at_start(user_models, capsys):
     ("learners.0={name: s, model: river.preprocessing.StandardScaler}", "learners.0.model"),
     ("learners.0={name: b, model: river.ensemble.BaggingClassifier, params: {model: {model: "
      "moa.classifiers.trees.HoeffdingTree}}}", "learners.0.params.model.model"),
-    ("learners.0={name: m, model: moa.classifiers.trees.NoSuchTree}", "learners.0"),
+    pytest.param("learners.0={name: m, model: moa.classifiers.trees.NoSuchTree}", "learners.0",
+                 marks=pytest.mark.jvm),  # MOA's classes are looked up in a JVM
     ("learners.0={name: p, model: river.compose.Pipeline, args: [{model: "
      "river.preprocessing.StandardScaler}]}", "learners.0"),
     ("source={kind: generator, model: river.datasets.synth.SEA, params: {variant: [1]}, "
