@@ -342,3 +342,47 @@ def test_delay_zero_without_an_id_is_not_delayed_and_with_one_it_is():
     assert not load_config(None, ["evaluation.delay={examples: 0}"]).delayed
     assert load_config(None, ["evaluation.delay={examples: 3}"]).delayed
     assert not load_config(None, []).delayed
+
+
+# Ids of delayed labels: an id is the text of a row's id field, an integer key only when it is
+# that integer's own decimal form.
+
+def _delayed(tmp_path, rows):
+    import json
+
+    import foldstream
+    from river import dummy
+
+    path = tmp_path / "d.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return foldstream.evaluate({"path": str(path), "id_field": "id", "label": "y",
+                                "stream": "s"}, {"nc": dummy.NoChangeClassifier()},
+                               mode="single", report_every=1000, delay={})
+
+
+@pytest.mark.parametrize("ids", [("007", "7"), ("1_000", "1000"), ("+5", "5"),
+                                 ("\u0661\u0662", "12")])
+def test_text_ids_that_spell_a_number_otherwise_are_other_ids(tmp_path, ids):
+    """``"007"`` and ``"7"`` are two ids: a label of one never joins the other's example (the
+    text of an id is an integer key only when it is the integer's own decimal form)."""
+    first, second = ids
+    results = _delayed(tmp_path, [{"id": first, "a": 1.0}, {"id": second, "a": 2.0},
+                                  {"id": second, "y": "v"}, {"id": first, "y": "u"}])
+    assert results.rejected == []
+    last = [r for r in results.records if r["type"] == "measures"][-1]
+    assert (last["position"], last["labelled"], last["pending"]) == (2, 2, 0)
+
+
+def test_an_integer_id_and_its_decimal_text_are_one_id(tmp_path):
+    """Kafka keys are text: ``1`` and ``"1"`` stay one id."""
+    results = _delayed(tmp_path, [{"id": 1, "a": 1.0}, {"id": "1", "y": "u"}])
+    assert results.rejected == []
+    last = [r for r in results.records if r["type"] == "measures"][-1]
+    assert (last["labelled"], last["pending"]) == (1, 0)
+
+
+def test_a_text_id_of_5000_digits_is_a_text_id(tmp_path):
+    """Longer than Python converts to an integer: kept as text, never an error."""
+    key = "9" * 5000
+    results = _delayed(tmp_path, [{"id": key, "a": 1.0}, {"id": key, "y": "u"}])
+    assert results.rejected == []

@@ -1,11 +1,12 @@
-"""Sinks that cannot hurt (issue 18, kinds 2 and 7); each test failed before its fix:
+"""The sinks (connectors/sinks.py) and the checks of their paths: an output never hurts an input
+or another output, and a write that fails leaves whole lines and one clear message.
 
-* ``sink.path`` equal to ``source.path`` (or a link to it) truncated the input to 0 bytes, and
-  ``validate`` said valid; a dead-letter path equal to the records path mixed both in one file;
-  an unwritable sink location passed ``validate``;
-* two runs writing one file at once both exited 0 and lost records;
-* a full disk under the records sink left the last line cut in the middle of its JSON, and a
-  traceback; a closed standard output (``| head``) a traceback.
+* ``sink.path`` equal to ``source.path`` (or a link to it), or to the configuration file, is
+  refused by ``validate`` and ``run``; so is a dead-letter path equal to the records path, and
+  an unwritable sink location;
+* a second run on a file that another run writes is refused, naming the holder;
+* a full disk under the records sink ends the run in one line, the file cut back to its last
+  whole line; a closed standard output (``| head``) ends the run quietly.
 """
 
 from __future__ import annotations
@@ -275,8 +276,6 @@ e/rates.json`` (or ``e/table.md``) appended every replication to a file the rate
 overwrote, leaving no result line; and the reference said ``sink.path`` is "appended to" while
 a run starts it empty."""
 
-TINY = Path(__file__).resolve().parents[1] / "conf" / "experiments" / "tiny.yaml"
-
 
 @pytest.mark.parametrize("key", ["sink.path", "sink.dead_letter_path"])
 @pytest.mark.parametrize("command", ["validate", "run"])
@@ -309,30 +308,3 @@ def test_a_second_run_replaces_the_records_file_as_the_reference_says(stream, tm
     assert "replaced" in words and "append" not in words
 
 
-@pytest.mark.parametrize("results", ["{out}/rates.json", "{out}/table.md", "{out}/./rates.png",
-                                     "{config}"])
-def test_an_experiment_never_writes_one_file_twice(tmp_path, capsys, results):
-    out = tmp_path / "e"
-    out.mkdir()
-    config = tmp_path / "tiny.yaml"
-    config.write_bytes(TINY.read_bytes())
-    target = results.format(out=out, config=config)
-    code = main(["experiment", str(config), "--out", str(out), "--results", target,
-                 "--set", "replications=1", "--set", "n=200", "--set", "report_every=100",
-                 "--quiet", "--workers", "1"])
-    assert code == exitcodes.UNUSABLE
-    err = one_line(capsys.readouterr().err)
-    assert f"--results: {Path(target)} is " in err, err
-    assert sorted(p.name for p in out.iterdir()) == []  # nothing run, nothing written
-    assert config.read_bytes() == TINY.read_bytes()
-
-
-def test_an_experiment_whose_outputs_differ_runs(tmp_path, capsys):
-    out = tmp_path / "e"
-    code = main(["experiment", str(TINY), "--out", str(out), "--results", str(out / "r.jsonl"),
-                 "--set", "replications=1", "--set", "n=200", "--set", "report_every=100",
-                 "--set", "modes=[split]", "--set", "datasets=[{name: sea, source: {kind: "
-                 "generator, model: river.datasets.synth.SEA}}]", "--quiet", "--workers", "1"])
-    assert code == exitcodes.OK, capsys.readouterr().err
-    assert len((out / "r.jsonl").read_text(encoding="utf-8").splitlines()) == 1
-    assert {"rates.json", "table.md", "rates.png"} <= {p.name for p in out.iterdir()}
