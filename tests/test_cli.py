@@ -112,9 +112,6 @@ def test_a_jobmanager_that_is_no_address_is_refused_naming_it(capsys, address, c
     assert f"argument --jobmanager/-m: {address!r}:" in err, err
 
 
-# An unreachable broker is exit 2 for foldstream run and the cluster entry point alike, found
-# before Flink starts; the command line hands its progress bar to the Flink job.
-
 # ------------------------------------------------------------------ one exit code for a dead broker
 @pytest.fixture
 def flink_never_starts(monkeypatch):

@@ -436,8 +436,6 @@ def test_a_billion_folds_are_refused_at_start_naming_the_key(capsys):
     assert "evaluation.folds" in capsys.readouterr().err
 
 
-# Engine keys that name an executable or code are checked for what they must be.
-
 # ---------------------------------------------------------- keys naming executables and jars
 @pytest.mark.parametrize("override, words", [
     ("engine.python_executable=/bin/sh", "engine.python_executable: '/bin/sh' is not the path"),
@@ -473,8 +471,6 @@ def run_command(cwd: Path, *args: str, timeout: float = 60) -> subprocess.Comple
                           capture_output=True, text=True, timeout=timeout,
                           preexec_fn=_limited(3))
 
-
-# An experiment's size is bounded: replications are streamed, workers at most a few a core.
 
 # ----------------------------------------------------------------------- counts in experiments
 def test_a_billion_replications_run_in_flat_memory_and_stop(tmp_path):

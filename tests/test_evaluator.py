@@ -1,10 +1,11 @@
-"""The fold evaluator's choice of the positive class (operators/evaluator.py,
-``positive_code``): ``evaluation.positive_class`` matches a label by value, then by its text, so
-that ``1`` finds the label ``"1"`` of a CSV stream and precision, recall and F1 are not null.
-"""
+"""The fold evaluator's positive class (operators/evaluator.py, ``positive_code``):
+``evaluation.positive_class`` matches a label by value, then by its text, so that ``1`` finds
+the label ``"1"`` of a CSV stream; a positive class that matches no label is a warning under
+the final tables and a summary field."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -17,6 +18,12 @@ from foldstream.operators.evaluator import positive_code
 ROOT = Path(__file__).resolve().parents[1]
 LEARNERS = ("learners=[{name: nb, model: river.naive_bayes.GaussianNB}, "
             "{name: last, model: river.dummy.NoChangeClassifier}]")
+
+
+def write(path: Path, text: str | bytes, gz: bool = False) -> Path:
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    path.write_bytes(gzip.compress(data) if gz else data)
+    return path
 
 
 # ------------------------------------------------------------------- evaluation.positive_class
@@ -63,3 +70,30 @@ def test_the_positive_class_is_matched_by_value_then_by_its_text(classes, positi
     assert positive_code(classes, positive) == code
 
 
+# ----------------------------------------------------------------------------- positive_class
+def run_with_positive(tmp_path: Path, capsys, positive: str) -> tuple[dict, str]:
+    data = write(tmp_path / "s.csv", "x,target\n" + "".join(f"{i % 5},{i % 2}\n"
+                                                             for i in range(60)))
+    records = tmp_path / "out.jsonl"
+    code = main(["run", "--set", f"source={{kind: file, path: '{data}', stream: s}}",
+                 "--set", f"sink={{kind: file, path: '{records}', "
+                          f"dead_letter_path: '{tmp_path / 'dead.jsonl'}'}}",
+                 "--set", "learners=[{name: nc, model: river.dummy.NoChangeClassifier}]",
+                 "--set", "evaluation.folds=2", "--set", f"evaluation.positive_class={positive}"])
+    out = capsys.readouterr()
+    assert code == exitcodes.OK, out.err
+    summary = json.loads(records.read_text().splitlines()[-1])
+    return summary, " ".join((out.out + out.err).split())
+
+
+def test_a_positive_class_that_matches_no_label_is_a_warning_and_a_summary_field(
+        tmp_path, capsys):
+    from foldstream.job.tools.schema import validate_record
+
+    summary, shown = run_with_positive(tmp_path, capsys, "up")
+    assert summary["type"] == "summary" and summary["positive_class_not_seen"] == "up"
+    validate_record(summary)
+    assert ("warning: evaluation.positive_class 'up' matches no label of stream s: precision, "
+            "recall and F1 are undefined") in shown
+    summary, shown = run_with_positive(tmp_path, capsys, "1")
+    assert "positive_class_not_seen" not in summary and "warning" not in shown

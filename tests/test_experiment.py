@@ -289,9 +289,6 @@ def test_results_into_dev_null_still_read_as_none():
     assert read_results("/dev/null") == ([], 0)
 
 
-# An experiment's size is bounded: replications are streamed, workers at most a few a core.
-
-
 # An experiment's outputs: never one file twice.
 
 

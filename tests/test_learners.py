@@ -152,9 +152,6 @@ def test_the_window_majority_runs_as_a_configured_learner():
     assert set(results.measures("accuracy").learner) == {"maj"}
 
 
-# A learner's clone() must be a fresh model of its kind: anything else is refused naming the
-# learner.
-
 # --------------------------------------------------------------------- a Python learner's clone
 class _Same(naive_bayes.GaussianNB):
     def clone(self, new_params=None, include_attributes=False):

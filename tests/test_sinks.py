@@ -19,12 +19,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from foldstream.connectors.sinks import JsonLinesSink, SinkUnavailable, SinkWriteFailed, \
-    check_outputs, Named
+from foldstream.connectors.sinks import JsonLinesSink, MemorySink, SinkUnavailable, \
+    SinkWriteFailed, StdoutSink, check_outputs, Named
 from foldstream.job import exitcodes
 from foldstream.job.cli import main
+from foldstream.operators.records import dumps
 
 LEARNER = "learners=[{name: nb, model: river.naive_bayes.GaussianNB}]"
 
@@ -308,3 +310,38 @@ def test_a_second_run_replaces_the_records_file_as_the_reference_says(stream, tm
     assert "replaced" in words and "append" not in words
 
 
+# The sinks themselves: JSON Lines, standard output, memory.
+
+RECORDS = [{"schema": 1, "type": "x", "v": 0.5}, {"schema": 1, "type": "y", "v": float("nan"),
+                                                  "w": np.float64(2.0), "s": "é"}]
+
+
+def test_json_lines_sink(tmp_path):
+    path = tmp_path / "out" / "deep" / "m.jsonl"
+    with JsonLinesSink(path) as sink:
+        for record in RECORDS:
+            sink.write(record)
+    assert path.read_bytes().decode("utf-8") == "".join(dumps(r) + "\n" for r in RECORDS)
+    assert [json.loads(line) for line in path.read_text("utf-8").splitlines()][1] == {
+        "schema": 1, "type": "y", "v": None, "w": 2.0, "s": "é"}
+    with pytest.raises(ValueError, match="closed"):
+        sink.write(RECORDS[0])
+    sink.close()  # twice is harmless
+
+
+def test_stdout_sink(capsys):
+    with StdoutSink() as sink:
+        for record in RECORDS:
+            sink.write(record)
+    assert capsys.readouterr().out == "".join(dumps(r) + "\n" for r in RECORDS)
+
+
+def test_memory_sink():
+    sink = MemorySink()
+    for record in RECORDS:
+        sink.write(record)
+    sink.close()
+    assert sink.records == [json.loads(dumps(r)) for r in RECORDS]
+    assert sink.records[1]["v"] is None and type(sink.records[1]["w"]) is float
+    with pytest.raises(ValueError):
+        sink.write(RECORDS[0])
