@@ -63,7 +63,7 @@ def test_default_run_on_a_fresh_directory_ends_with_tables_and_a_summary(tmp_pat
 def test_an_error_no_check_foresaw_is_one_line_and_its_traceback_a_file(monkeypatch, capsys):
     """A failure that no check of foldstream foresaw (a bug, a job failing after it started)
     ends with one line naming it and the file holding its traceback, exit code 1: no traceback
-    on the terminal (issue 18: no traceback reaches a user)."""
+    on the terminal (no traceback reaches a user)."""
     from foldstream.job import cli
 
     def broken(*args, **kwargs):

@@ -544,7 +544,7 @@ def test_dashboard_command_says_when_the_port_is_taken(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
-# ------------------------------------------------------------ Host check and CSP (issue 18)
+# ------------------------------------------------------------------------ Host check and CSP
 def _get(port: int, path: str, host: str | None) -> tuple[int, dict[str, str], bytes]:
     """A GET with this ``Host`` header (``None``: none at all), as a rebinding page's is."""
     import http.client

@@ -303,7 +303,7 @@ def test_input_read_in_the_job_restarts_mid_stream_with_identical_records(
 
 def test_a_file_source_is_flinks_file_source_and_nothing_is_shipped(tmp_path):
     """The job reads a file itself, at parallelism 1: its graph holds the file's name, not its
-    rows (the client used to ship them, and could not past 256 MiB)."""
+    rows (rows shipped from the client would bound the file's size: nothing past 256 MiB)."""
     from foldstream.job.engines.flink import env as flink_env
     from foldstream.job.engines.flink import job as flink_job
     from foldstream.job.engines.flink.files import configured_input

@@ -155,7 +155,7 @@ def test_allowed_options_start_the_jvm(tmp_path):
 ])
 def test_moa_options_naming_a_serialised_object_are_refused(tmp_path, options):
     """``validate`` and a run both refuse, exit 2 naming the learner, before MOA reads the
-    file (a run on it used to end as an error no check foresaw)."""
+    file (MOA reading it would fail the run with an error no check foresaw)."""
     learner = (f"{{name: bag, model: moa.classifiers.meta.OzaBag, "
                f"options: '{options.format(path='/etc/passwd')}'}}")
     config = _config(tmp_path, learner)

@@ -272,11 +272,9 @@ def test_standard_output_on_a_full_disk_is_one_line(stream, tmp_path):
 
 
 # ------------------------------------------- the configuration file and the experiment's files
-"""Outputs that cannot hurt, everywhere (issue 36, kind 6): a ``sink.path`` naming the run's own
-configuration file overwrote it with records (exit 0); ``experiment --out e --results
-e/rates.json`` (or ``e/table.md``) appended every replication to a file the rates then
-overwrote, leaving no result line; and the reference said ``sink.path`` is "appended to" while
-a run starts it empty."""
+"""Outputs that cannot hurt, everywhere: a ``sink.path`` naming the run's own configuration file
+is refused (it would overwrite the configuration with records), and a second run replaces the
+records file, as the configuration reference says (a file holds one run)."""
 
 
 @pytest.mark.parametrize("key", ["sink.path", "sink.dead_letter_path"])

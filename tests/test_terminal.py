@@ -141,10 +141,10 @@ def test_the_report_of_such_names_is_written(renamed, tmp_path):
 
 
 # ------------------------------------------------------------------ text is inert on a terminal
-"""Terminal escapes in user text are shown, never executed (issue 36, kind 3): a stream name, a
-learner name, a path or a value read from a metrics file that holds ANSI escapes, NUL, OSC 0
-(the window title), OSC 52 (the clipboard) or their 8-bit forms reached the terminal raw from
-``run``, ``watch`` (also under a pseudo-terminal), ``report``'s warnings and the error messages.
+"""Terminal escapes in user text are shown, never executed: a stream name, a learner name, a
+path or a value read from a metrics file that holds ANSI escapes, NUL, OSC 0 (the window
+title), OSC 52 (the clipboard) or their 8-bit forms reaches the terminal inert from ``run``,
+``watch`` (also under a pseudo-terminal), ``report``'s warnings and the error messages.
 """
 
 import pty
