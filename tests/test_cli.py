@@ -180,8 +180,8 @@ def test_the_command_line_hands_its_progress_bar_to_the_flink_job(monkeypatch, t
 
     def fake_run(config, emit, dead_letter, on_progress=None, **options):
         assert on_progress is not None, "the command line passed no progress callback"
-        from foldstream.operators.outputs import SummaryRecord
-        from foldstream.operators.records import dumps
+        from foldstream.operators.records.outputs import SummaryRecord
+        from foldstream.operators.records.base import dumps
 
         summary = SummaryRecord.at_end(stream="elec", position=9, read=10, rejected=1,
                                        wall_time_s=0.5, measures=[])

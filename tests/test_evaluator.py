@@ -1,4 +1,4 @@
-"""The fold evaluator's positive class (operators/evaluator.py, ``positive_code``):
+"""The fold evaluator's positive class (operators/stages/evaluator.py, ``positive_code``):
 ``evaluation.positive_class`` matches a label by value, then by its text, so that ``1`` finds
 the label ``"1"`` of a CSV stream; a positive class that matches no label is a warning under
 the final tables and a summary field."""
@@ -15,12 +15,12 @@ import pytest
 
 from foldstream.job import exitcodes
 from foldstream.job.cli import main
-from foldstream.operators.delay import DelayPredictionBatch
-from foldstream.operators.evaluator import positive_code
-from foldstream.operators.evaluator import EvalPlan, FoldEvaluator
-from foldstream.operators.messages import ArrivalSeen, Expiry, LabellingSeen
-from foldstream.operators.records import FoldReport
-from foldstream.operators.windows import WindowSpec
+from foldstream.operators.stages.delay import DelayPredictionBatch
+from foldstream.operators.stages.evaluator import positive_code
+from foldstream.operators.stages.evaluator import EvalPlan, FoldEvaluator
+from foldstream.operators.stages.messages import ArrivalSeen, Expiry, LabellingSeen
+from foldstream.operators.records.base import FoldReport
+from foldstream.operators.stats.windows import WindowSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI_LEARNERS = ("learners=[{name: nb, model: river.naive_bayes.GaussianNB}, "

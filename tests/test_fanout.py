@@ -1,10 +1,10 @@
-"""The fan-out (operators/fanout.py): the batcher and the fan-out give each fold its weights,
+"""The fan-out (operators/stages/fanout.py): the batcher and the fan-out give each fold its weights,
 labels, previous labels and lags, the same whatever the batch size."""
 
 from __future__ import annotations
 
-from foldstream.operators.fanout import Batcher, FanOut, FanOutPlan
-from foldstream.operators.records import Example
+from foldstream.operators.stages.fanout import Batcher, FanOut, FanOutPlan
+from foldstream.operators.records.base import Example
 def fan_out(batch_size: int, labels: list[str]) -> list[tuple]:
     batcher = Batcher("s", batch_size)
     fan = FanOut("s", FanOutPlan(mode="bootstrap", folds=3, seed=5, lags=2))

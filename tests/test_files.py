@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from foldstream.connectors import files
 from foldstream.connectors.files import count_rows, iter_file, packaged_elec_path
 from foldstream.job.cli import main
-from foldstream.operators.records import Example, Rejected
+from foldstream.operators.records.base import Example, Rejected
 
 #: sha256 of the packaged Electricity (connectors/data/elec.csv.gz), the copy the counts below,
 #: the README's and the golden file were taken from: a changed file fails here on any clone.

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from foldstream.connectors.generators import iter_generator
-from foldstream.operators.imports import import_object
-from foldstream.operators.records import Example
+from foldstream.operators.learners.imports import import_object
+from foldstream.operators.records.base import Example
 GENERATORS = [
     ("river.datasets.synth.SEA", {"variant": 1, "noise": 0.1}),
     ("river.datasets.synth.Hyperplane", {"n_features": 4, "mag_change": 0.01}),

@@ -27,8 +27,8 @@ from foldstream.connectors.generators import iter_dataset
 from foldstream.connectors.messages import ByTopic, LabelParser, MessageParser
 from foldstream.job import exitcodes
 from foldstream.job.cli import main
-from foldstream.operators.delay import LabelOnly
-from foldstream.operators.records import Example, Rejected, dumps
+from foldstream.operators.stages.delay import LabelOnly
+from foldstream.operators.records.base import Example, Rejected, dumps
 
 POISON = "7" * 5000  # a JSON integer Python will not convert (sys.int_max_str_digits: 4300)
 TIMING = ("wall_time_s", "examples_per_second")

@@ -12,7 +12,7 @@ import pytest
 from foldstream.job import cli
 from foldstream.job.config import load_config
 from foldstream.job.plans import open_source
-from foldstream.operators.records import Example
+from foldstream.operators.records.base import Example
 
 # kafka-python 2.x loads its protocol files with importlib.resources' deprecated functions.
 pytestmark = pytest.mark.filterwarnings("ignore:(read|open)_text is deprecated:DeprecationWarning")

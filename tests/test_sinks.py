@@ -26,7 +26,7 @@ from foldstream.connectors.sinks import JsonLinesSink, MemorySink, SinkUnavailab
     SinkWriteFailed, StdoutSink, check_outputs, Named
 from foldstream.job import exitcodes
 from foldstream.job.cli import main
-from foldstream.operators.records import dumps
+from foldstream.operators.records.base import dumps
 
 LEARNER = "learners=[{name: nb, model: river.naive_bayes.GaussianNB}]"
 

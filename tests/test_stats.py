@@ -1,4 +1,4 @@
-"""The fold tests (operators/stats.py, docs/method.md §6).
+"""The fold tests (operators/stats/significance.py, docs/method.md §6).
 
 Worked values and properties, and scipy's numbers at table cost: every comparison with scipy is
 ``==`` on the floats, not ``approx``, so that the records do not change by a bit. The reference
@@ -20,8 +20,8 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from foldstream.operators import stats
-from foldstream.operators.stats import signed_rank_test
+from foldstream.operators.stats import significance as stats
+from foldstream.operators.stats.significance import signed_rank_test
 
 # Table 1 of Bifet et al. (docs/method.md §6)
 A = [77.98, 72.26, 76.95, 77.94, 72.23, 76.90, 77.93, 72.37, 76.93, 77.97]

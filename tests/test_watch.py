@@ -16,7 +16,7 @@ from foldstream.job.engines.inprocess import evaluate_to_list
 from foldstream.job.plans import make_plans, open_source
 from foldstream.job.tools.records import RecordReader
 from foldstream.job.tools.watch import RateMeter, WatchState
-from foldstream.operators.verdicts import fold_verdict
+from foldstream.job.verdicts import fold_verdict
 
 
 # kafka-python 2.x loads its protocol files with importlib.resources' deprecated functions.

@@ -1,4 +1,4 @@
-"""Fold weights (operators/weights.py): distributions per mode, and a pure function of seed,
+"""Fold weights (operators/stats/weights.py): distributions per mode, and a pure function of seed,
 stream, key and fold (docs/method.md §2)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from foldstream.operators.weights import fold_weights
+from foldstream.operators.stats.weights import fold_weights
 
 KEYS = list(range(1, 20_001))
 

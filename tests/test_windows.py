@@ -1,4 +1,4 @@
-"""The evaluators' windows (operators/windows.py): one frozen spec with its defaults defined
+"""The evaluators' windows (operators/stats/windows.py): one frozen spec with its defaults defined
 once, bad parameters rejected by the window and by the configuration alike, and the sliding and
 fading windows and pair counts, a segment at a time, equal to their example-by-example oracle.
 
@@ -21,19 +21,13 @@ import pytest
 
 from foldstream.job.config import ConfigError, EvaluationConfig, load_config
 from foldstream.job.plans import make_plans
-from foldstream.operators import measures
-from foldstream.operators.detectors import NO_MAJORITY
-from foldstream.operators.evaluator import REPORT_EVERY, EvalPlan
-from foldstream.operators.normalization import MAX_MATRICES
-from foldstream.operators.windows import (
-    ADWIN_DELTA,
-    FADING_ALPHA,
-    SLIDING_SIZE,
-    AdwinWindow,
-    FadingWindow,
-    SlidingWindow,
-    WindowSpec,
-    make_window,
+from foldstream.operators.stats import measures
+from foldstream.operators.stats.detectors import NO_MAJORITY
+from foldstream.operators.stages.evaluator import REPORT_EVERY, EvalPlan
+from foldstream.operators.stats.normalization import MAX_MATRICES
+from foldstream.operators.stats.windows import (
+    ADWIN_DELTA, FADING_ALPHA, SLIDING_SIZE, AdwinWindow, FadingWindow, SlidingWindow, WindowSpec,
+    make_window
 )
 
 
@@ -346,7 +340,7 @@ class OldPairCounts:
 def test_the_pair_counts_count_as_before(kind, alpha, cap):
     """Shared windows that grow, hold and collapse (an ADWIN detection), codes in segments;
     an old pickled state reads in halfway and goes on alike."""
-    from foldstream.operators.evaluator import _PairCounts
+    from foldstream.operators.stages.evaluator import _PairCounts
 
     rng = np.random.default_rng(7)
     n = 20_000
