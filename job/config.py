@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from foldstream.connectors.datasets import DATASET_PREFIX, dataset_path
 from foldstream.job.checks import check_choices
 from foldstream.operators.stages.aggregator import ALPHA, COMPARE
+from foldstream.operators.stats.auc import SCORE_MEASURES
 from foldstream.operators.stages.delay import MAX_PENDING
 from foldstream.operators.stats.detectors import PAGE_HINKLEY
 from foldstream.operators.stages.evaluator import REPORT_EVERY
@@ -296,6 +297,12 @@ class EvaluationConfig(_Strict):
                           "\"true\", \"True\" or \"yes\"")
     normalize: list[str] = Field(default_factory=list,
                                  description=f"measures to normalise (Brzezinski): {', '.join(NORMALIZABLE)}")
+    scores: list[str] = Field(default_factory=list,
+                              description=f"score-based measures ({', '.join(SCORE_MEASURES)}; "
+                                          "docs/method.md §18): the learners keep their class "
+                                          "scores, and each must give them; auc: binary over "
+                                          "positive_class, else the mean one-vs-rest AUC, over "
+                                          "a sliding, ADWIN or cumulative window")
     max_matrices: int = Field(MAX_MATRICES, ge=4, description="normalisation: enumerate at most this many matrices")
     q_fading: float = Field(FADING_ALPHA, description="fading factor of the Q statistic")
     alarms: AlarmsConfig = Field(default_factory=AlarmsConfig,
@@ -310,7 +317,13 @@ class EvaluationConfig(_Strict):
     @field_validator("compare")
     @classmethod
     def _known_measures(cls, value: list[str]) -> list[str]:
-        check_choices(value, MEASURES, "measure")
+        check_choices(value, MEASURES + SCORE_MEASURES, "measure")
+        return value
+
+    @field_validator("scores")
+    @classmethod
+    def _score_measures(cls, value: list[str]) -> list[str]:
+        check_choices(value, SCORE_MEASURES, "score-based measure")
         return value
 
     @field_validator("normalize")
@@ -329,6 +342,16 @@ class EvaluationConfig(_Strict):
         if consensus is not None and consensus.folds is not None and consensus.folds > self.folds:
             raise ValueError(f"alarms.consensus.folds: {consensus.folds} is more than the "
                              f"{self.folds} folds")
+        for measure in self.compare:
+            if measure in SCORE_MEASURES and measure not in self.scores:
+                raise ValueError(f"{SUBKEY}compare: {measure} is a score-based measure: add it to "
+                                 f"evaluation.scores")
+        if self.scores and self.window.kind == "fading":
+            raise ValueError(f"{SUBKEY}scores: {', '.join(self.scores)} needs a window whose examples "
+                             f"can be counted (sliding, adwin or cumulative), not fading")
+        if self.scores and self.delay is not None:
+            raise ValueError(f"{SUBKEY}scores: {', '.join(self.scores)} is not computed with delayed "
+                             f"labels (evaluation.delay)")
         return self
 
 
@@ -373,6 +396,11 @@ class LearnerConfig(_Strict):
 
 
 # -------------------------------------------------------------------------------------- sink
+#: The description of ``sink.predictions`` (file and stdout sinks).
+PREDICTIONS_HELP = ("a Parquet file of every example's prediction per learner and fold (and "
+                    "class scores, when kept); null: none (docs/predictions.md)")
+
+
 class FileSink(_Strict):
     kind: Literal["file"] = Field("file", description="write the records to a JSON Lines file")
     path: str = Field("out/metrics.jsonl", description="the records' file (replaced: a run "
@@ -381,6 +409,7 @@ class FileSink(_Strict):
                                                            "(default: <path stem>.rejected.jsonl)")
     dead_letter_max_bytes: int = Field(DEAD_LETTER_MAX_BYTES, ge=1, description="the most bytes "
                                        "of a rejected input kept in its rejected record")
+    predictions: str | None = Field(None, description=PREDICTIONS_HELP)
 
     def dead_letters(self) -> Path:
         if self.dead_letter_path:
@@ -402,6 +431,7 @@ class StdoutSink(_Strict):
     dead_letter_path: str = Field("rejected.jsonl", description="the rejected records' file")
     dead_letter_max_bytes: int = Field(DEAD_LETTER_MAX_BYTES, ge=1, description="the most bytes "
                                        "of a rejected input kept in its rejected record")
+    predictions: str | None = Field(None, description=PREDICTIONS_HELP)
 
     def dead_letters(self) -> Path:
         return Path(self.dead_letter_path)
@@ -621,10 +651,34 @@ class Config(_Strict):
                 and delay.field in (source.label, source.id_field):
             raise ValueError(f"evaluation.delay.field: {delay.field!r} is the "
                              f"{'label' if delay.field == source.label else 'id'} column")
+        if getattr(self.sink, "predictions", None) and delay is not None:
+            raise ValueError("sink.predictions: not kept with delayed labels (evaluation.delay)")
         if self.sink.kind == "kafka" and self.sink.delivery_guarantee == "exactly-once" \
                 and self.checkpoint_interval_ms is None:
             raise ValueError("sink.delivery_guarantee: exactly-once needs checkpoints: "
                              "set engine.checkpoint_interval_ms or use an unbounded Kafka source")
+        return self
+
+    @model_validator(mode="after")
+    def _learners_give_scores(self) -> "Config":
+        """With a score-based measure (``evaluation.scores``) every learner must give class
+        scores (:func:`~foldstream.operators.stages.learner.gives_scores`)."""
+        wanted = self.evaluation.scores
+        if not wanted:
+            return self
+        from foldstream.operators.stages.learner import build_model, gives_scores
+
+        for i, learner in enumerate(self.learners):
+            if is_moa(learner.model):
+                continue
+            model = getattr(learner, "prototype", None)
+            if model is None:
+                model = build_model(learner.model, learner.params, learner.args)
+            if not gives_scores(model):
+                raise ValueError(
+                    f"{SUBKEY}learners.{i}: learner {learner.name!r} ({learner.model}) gives no class "
+                    f"scores (no predict_proba_one), and evaluation.scores: "
+                    f"[{', '.join(wanted)}] needs them: drop the measure or the learner")
         return self
 
     @property
@@ -874,6 +928,8 @@ def check_sinks(config: Config) -> None:
     outputs = [Named("sink.dead_letter_path", sink.dead_letters())]
     if sink.kind == "file":
         outputs.insert(0, Named("sink.path", sink.path))
+    if sink.predictions:
+        outputs.append(Named("sink.predictions", sink.predictions))
     inputs = [Named("source.path", source.resolved_path())] if source.kind == "file" else []
     if config._file is not None:
         inputs.append(Named("the configuration", config._file))

@@ -76,8 +76,10 @@ def make_plans(config: Config) -> Plans:
     names = tuple(learner.name for learner in config.learners)
     window = ev.window.spec()
     ph = ev.alarms.page_hinkley
+    predictions = bool(getattr(config.sink, "predictions", None))
     fanout = FanOutPlan(mode=ev.mode, folds=ev.folds, seed=ev.seed, fold_choice=ev.fold_choice,
-                        lags=max(learner.lags for learner in config.learners))
+                        lags=max(learner.lags for learner in config.learners),
+                        keys=predictions)
     return Plans(
         fanout=fanout,
         learners=tuple(
@@ -85,7 +87,8 @@ def make_plans(config: Config) -> Plans:
             LearnerSpec(name=l.name, model=l.model, params=dict(l.params), args=list(l.args),
                         lags=l.lags, prototype=getattr(l, "prototype", None),
                         fold_seeds=l.fold_seeds, options=l.options,
-                        jvm_options=tuple(config.engine.jvm_options))
+                        jvm_options=tuple(config.engine.jvm_options),
+                        scores=bool(ev.scores))
             for l in config.learners
         ),
         evaluation=EvalPlan(
@@ -100,6 +103,8 @@ def make_plans(config: Config) -> Plans:
             normalize=tuple(ev.normalize),
             max_matrices=ev.max_matrices,
             losses=ev.verdicts.enabled,
+            scores=tuple(ev.scores),
+            predictions=predictions,
         ),
         aggregation=AggregationPlan(
             learners=names,

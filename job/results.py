@@ -139,6 +139,24 @@ class Results:
                 if (r.TYPE if isinstance(r, OutputRecord) else r.get("type")) == cls.TYPE]
 
     # -- tables
+    def predictions(self, path: str | Path | None = None):
+        """The predictions file of the run (``sink.predictions``) as a pandas DataFrame: one
+        row per example and fold, in stream, position and fold order, with the columns
+        ``stream``, ``position``, ``id``, ``fold``, ``label``, then ``pred.<learner>`` (and
+        ``scores.<learner>``, the class scores in the stream's order of first appearance, when
+        kept) for every learner (docs/predictions.md).
+
+        ``path``: the file to read; default the run's ``sink.predictions``.
+        """
+        if path is None:
+            path = getattr(self.config.sink, "predictions", None) if self.config else None
+        if path is None:
+            raise ValueError("no predictions file: the run had no sink.predictions (give the "
+                             "file's path)")
+        from foldstream.connectors.predictions import read_predictions
+
+        return read_predictions(path)
+
     def measures(self, measure: str | Sequence[str] | None = None):
         """The ``measures`` records as a tidy table: one row per stream, position, learner and
         measure.

@@ -42,6 +42,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar
 
+from foldstream.operators.stats.auc import SCORE_MEASURES
 from foldstream.operators.stats.measures import MEASURES, positive_code
 from foldstream.operators.stats.normalization import NORMALIZABLE
 from foldstream.operators.records.base import (
@@ -145,10 +146,11 @@ SHARED_DEFS: dict[str, Any] = {
     "values": {
         "type": "object",
         "description": "Every scalar measure of docs/method.md §5, then `recall[<label>]` for "
-                       "every class of the stream, then `norm_<measure>` for every measure of "
-                       "`evaluation.normalize`.",
+                       "every class of the stream, then every score-based measure of "
+                       "`evaluation.scores` (`auc`, docs/method.md §18), then `norm_<measure>` "
+                       "for every measure of `evaluation.normalize`.",
         "required": list(MEASURES),
-        "properties": {m: _MEASURE_VALUE for m in MEASURES},
+        "properties": {m: _MEASURE_VALUE for m in MEASURES + SCORE_MEASURES},
         "patternProperties": {
             r"^recall\[.*\]$": _MEASURE_VALUE,
             f"^norm_({'|'.join(NORMALIZABLE)})$": _MEASURE_VALUE},

@@ -52,6 +52,7 @@ from foldstream.operators.records.outputs import (
     VerdictRecord
 )
 from foldstream.operators.stages.messages import Alarm, FoldError
+from foldstream.operators.records.predictions import predictions_record
 from foldstream.operators.records.base import FoldReport, pair_key, unpack_bits
 from foldstream.operators.stats.sequential import (
     UNDECIDED, PairSequence, RegimeResult, RegimeSequence, SequentialResult, fold_differences
@@ -166,7 +167,11 @@ class Aggregator:
             reports[report.fold] = report
             if len(reports) == self.plan.folds:
                 del self._pending[at]
-                records = self._records(report.position, [reports[f] for f in range(self.plan.folds)])
+                folds = [reports[f] for f in range(self.plan.folds)]
+                records = self._records(report.position, folds)
+                kept = predictions_record(self.stream, report.position, folds, self.plan.learners)
+                if kept is not None:  # sink.predictions: the examples' rows, first
+                    records.insert(0, kept.as_dict())
         if len(self._ended) == self.plan.folds and not self._pending:
             self.finished = True
         return records
