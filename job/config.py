@@ -8,6 +8,7 @@ with its key before anything it names is called or any data is read.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from importlib import resources
@@ -32,6 +33,8 @@ from foldstream.operators.moa import DEFAULT_JVM_OPTIONS, JvmOptionsError, check
     check_jvm_options, check_jvm_starts, configure_jvm, is_moa
 from foldstream.operators.stats.normalization import MAX_MATRICES, NORMALIZABLE
 from foldstream.operators.stats.consensus import CONSENSUS_WINDOW
+from foldstream.operators.stats.drifteval import ACCEPTANCE_WINDOW, BASELINE_SEED
+from foldstream.operators.stats.watched import LOSS, WATCH_WINDOW
 from foldstream.operators.stats.sequential import REGIME_DELTA, V_MIN
 from foldstream.operators.records.base import DEAD_LETTER_MAX_BYTES
 from foldstream.operators.downloads import DependencyError, valid_jar
@@ -60,6 +63,20 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def check_drifts(value: list[int] | None) -> list[int] | None:
+    """Known change positions: at least 1, increasing.
+
+    >>> check_drifts([15000, 30000])
+    [15000, 30000]
+    >>> check_drifts([30000, 15000])
+    Traceback (most recent call last):
+    ValueError: the positions must increase and be at least 1, got [30000, 15000]
+    """
+    if value is not None and any(b <= a for a, b in zip([0, *value], value)):
+        raise ValueError(f"the positions must increase and be at least 1, got {value}")
+    return value
+
+
 # ------------------------------------------------------------------------------------ source
 class FileSource(_Strict):
     kind: Literal["file"] = Field("file", description="read examples from a file")
@@ -74,6 +91,11 @@ class FileSource(_Strict):
     id_field: str | None = Field(None, description="column holding each example's key")
     format: Literal["csv", "arff", "jsonl"] | None = Field(
         None, description="the file's format (default: by its suffix, .gz aside)")
+    drifts: list[int] | None = Field(None, description="the positions where the stream's "
+                                                     "concept truly changes, to score the "
+                                                     "detectors against (docs/method.md §19); "
+                                                     "null: none, or a generator's own")
+    _drifts = field_validator("drifts")(lambda value: check_drifts(value))
 
     def resolved_path(self) -> Path:
         if self.path.startswith(PACKAGE_PREFIX):
@@ -107,6 +129,44 @@ class FileSource(_Strict):
         return self
 
 
+class ClassRatioConfig(_Strict):
+    """A schedule of class ratios for a generator (docs/method.md §19)."""
+
+    classes: list[str | int | bool] = Field(min_length=2, description="the labels, as the "
+                                                                      "generator yields them")
+    ratios: list[list[float]] = Field(min_length=1, description="one weight per class for "
+                                                                "each segment, e.g. [[1, 1], "
+                                                                "[1, 15]]")
+    positions: list[int] = Field(default_factory=list, description="the examples where each "
+                                                                   "segment after the first "
+                                                                   "starts (increasing, from 2)")
+    seed: int | None = Field(None, description="the seed of the class draws (default: the "
+                                               "source's)")
+    max_draws: int = Field(100_000, ge=1, description="items of the generator read at most "
+                                                      "for one example of a class")
+
+    @model_validator(mode="after")
+    def _schedule(self) -> "ClassRatioConfig":
+        if len(self.positions) != len(self.ratios) - 1:
+            raise ValueError(f"positions: {len(self.ratios)} segments of ratios need "
+                             f"{len(self.ratios) - 1} positions, got {len(self.positions)}")
+        if any(b <= a for a, b in zip([1, *self.positions], self.positions)):
+            raise ValueError("positions: must increase, from 2 on")
+        for i, ratio in enumerate(self.ratios):
+            if len(ratio) != len(self.classes) or min(ratio) < 0 or not sum(ratio) > 0 \
+                    or not all(math.isfinite(r) for r in ratio):
+                raise ValueError(f"ratios[{i}]: one finite weight >= 0 per class "
+                                 f"({len(self.classes)}), not all 0")
+        return self
+
+    def schedule(self):
+        """The generators' :class:`~foldstream.connectors.generators.ClassRatio`."""
+        from foldstream.connectors.generators import ClassRatio
+
+        return ClassRatio(tuple(self.classes), tuple(tuple(r) for r in self.ratios),
+                          tuple(self.positions), self.seed, self.max_draws)
+
+
 class GeneratorSource(_Strict):
     kind: Literal["generator"] = Field(description="generate examples with a river dataset")
     model: str = Field(description="a river dataset class by dotted path "
@@ -119,6 +179,15 @@ class GeneratorSource(_Strict):
     limit: int = Field(ge=1, description="examples to generate")
     stream: str | None = Field(None, description="the stream's name (default: the dataset "
                                                  "class's name, lower-cased)")
+    drifts: list[int] | None = Field(None, description="the positions where the stream's "
+                                                     "concept truly changes, to score the "
+                                                     "detectors against (docs/method.md §19); "
+                                                     "null: none, or a generator's own")
+    _drifts = field_validator("drifts")(lambda value: check_drifts(value))
+    class_ratio: ClassRatioConfig | None = Field(
+        None, description="draw the classes in these ratios, changing at these positions, by "
+                          "rejection sampling (docs/method.md §19); its positions are known "
+                          "changes")
 
     @model_validator(mode="after")
     def _builds(self) -> "GeneratorSource":
@@ -130,6 +199,18 @@ class GeneratorSource(_Strict):
         except SpecError as error:
             raise ValueError(f"{SUBKEY}{error}" if error.key else str(error)) from None
         return self
+
+    def known_changes(self) -> list[int] | None:
+        """``drifts``, else the changes the generator and the class-ratio schedule put in
+        (:func:`~foldstream.connectors.generators.known_changes`); ``None``: none known."""
+        if self.drifts is not None:
+            return self.drifts
+        from foldstream.connectors.generators import known_changes
+
+        found = set(known_changes(self.model, self.params))
+        if self.class_ratio is not None:
+            found.update(self.class_ratio.positions)
+        return sorted(found) if found else None
 
 
 class KafkaSource(_Strict):
@@ -157,6 +238,11 @@ class KafkaSource(_Strict):
     properties: dict[str, str | int | float | bool] = Field(
         default_factory=dict, description="Kafka consumer properties (security.protocol, "
                                           "sasl.*, fetch.max.wait.ms, ...)")
+    drifts: list[int] | None = Field(None, description="the positions where the stream's "
+                                                     "concept truly changes, to score the "
+                                                     "detectors against (docs/method.md §19); "
+                                                     "null: none, or a generator's own")
+    _drifts = field_validator("drifts")(lambda value: check_drifts(value))
 
 
 Source = Annotated[Union[FileSource, GeneratorSource, KafkaSource], Field(discriminator="kind")]
@@ -210,6 +296,15 @@ class ConsensusConfig(_Strict):
                                                       "single mode)")
 
 
+class ScoringConfig(_Strict):
+    """How detectors are scored against a stream's known changes (docs/method.md §19)."""
+
+    window: int = Field(ACCEPTANCE_WINDOW, ge=1, description="acceptance window: an alarm "
+                                                             "within this many examples after "
+                                                             "a change detects it")
+    seed: int = Field(BASELINE_SEED, description="the seed of the random baseline detector")
+
+
 class AlarmsConfig(_Strict):
     page_hinkley: PageHinkleyConfig | None = Field(
         default_factory=PageHinkleyConfig, description="Page-Hinkley's alarms (docs/method.md "
@@ -219,12 +314,27 @@ class AlarmsConfig(_Strict):
                                                         "(when the window is no ADWIN)")
 
     _delta = field_validator("adwin_delta")(check_delta)
-    quantity: Literal["loss"] = Field("loss", description="what the detectors watch: each "
-                                                          "(learner, fold)'s 0/1 loss")
+    quantity: str = Field(LOSS, description="what the detectors watch on each (learner, "
+                                            "fold): loss, its 0/1 loss; or a measure "
+                                            "(kappa, geometric_mean, f1, ...) over the last "
+                                            "`window` examples (docs/method.md §7)")
+    window: int = Field(WATCH_WINDOW, ge=1, description="quantity a measure: the sliding "
+                                                        "window of the watched measure, in "
+                                                        "examples")
     per_fold: bool = Field(True, description="an `alarm` record for every alarm of every fold")
     consensus: ConsensusConfig | None = Field(
         None, description="`drift` records, the alarms the folds agree on (docs/method.md §16); "
                           "null: none")
+    scoring: ScoringConfig = Field(default_factory=ScoringConfig,
+                                   description="`drift_evaluation` records at the end of a "
+                                               "stream with known changes (source.drifts, "
+                                               "docs/method.md §19)")
+
+    @field_validator("quantity")
+    @classmethod
+    def _known_quantity(cls, value: str) -> str:
+        check_choices([value], (LOSS, *MEASURES), "quantity")
+        return value
 
 
 class VerdictsConfig(_Strict):
@@ -680,6 +790,12 @@ class Config(_Strict):
                     f"scores (no predict_proba_one), and evaluation.scores: "
                     f"[{', '.join(wanted)}] needs them: drop the measure or the learner")
         return self
+    def known_changes(self) -> list[int] | None:
+        """The positions where the source's concept truly changes (docs/method.md §19):
+        ``source.drifts``, else a generator's own; ``None``: none known (no scoring)."""
+        if isinstance(self.source, GeneratorSource):
+            return self.source.known_changes()
+        return self.source.drifts
 
     @property
     def delayed(self) -> bool:

@@ -12,6 +12,7 @@ from foldstream.job.config import Config
 from foldstream.operators.stages.delay import MAX_PENDING, DelayFanOut, LabelOnly, simulate_delay
 from foldstream.operators.stages.aggregator import AggregationPlan, Aggregator, VerdictPlan
 from foldstream.operators.stats.consensus import consensus_folds
+from foldstream.operators.stats.drifteval import DriftScoring
 from foldstream.operators.stages.evaluator import EvalPlan, FoldEvaluator
 from foldstream.operators.stages.fanout import Batcher, FanOut, FanOutPlan
 from foldstream.operators.stages.head import MAX_CLASSES, StreamHead
@@ -77,6 +78,7 @@ def make_plans(config: Config) -> Plans:
     window = ev.window.spec()
     ph = ev.alarms.page_hinkley
     predictions = bool(getattr(config.sink, "predictions", None))
+    changes = config.known_changes()
     fanout = FanOutPlan(mode=ev.mode, folds=ev.folds, seed=ev.seed, fold_choice=ev.fold_choice,
                         lags=max(learner.lags for learner in config.learners),
                         keys=predictions)
@@ -105,6 +107,8 @@ def make_plans(config: Config) -> Plans:
             losses=ev.verdicts.enabled,
             scores=tuple(ev.scores),
             predictions=predictions,
+            alarm_quantity=ev.alarms.quantity,
+            alarm_window=ev.alarms.window,
         ),
         aggregation=AggregationPlan(
             learners=names,
@@ -122,6 +126,10 @@ def make_plans(config: Config) -> Plans:
             per_fold_alarms=ev.alarms.per_fold,
             consensus=None if consensus is None else (
                 consensus.window, consensus.folds or consensus_folds(fanout.k, ev.mode)),
+            drift_scoring=None if changes is None else DriftScoring(
+                tuple(changes), ev.alarms.scoring.window, ev.alarms.scoring.seed,
+                tuple(d for d, on in (("adwin", ev.alarms.adwin),
+                                      ("page_hinkley", ph is not None)) if on)),
         ),
         prequential=ev.prequential,
         batch_size=config.engine.batch_size,
@@ -149,7 +157,7 @@ def open_source(config: Config) -> Iterator[Example | LabelOnly | Rejected]:
         from foldstream.connectors.generators import iter_generator
 
         items = iter_generator(source.model, source.params, source.seed, source.limit,
-                               source.stream)
+                               source.stream, source.class_ratio and source.class_ratio.schedule())
     else:
         raise ValueError(f"source.kind {source.kind!r} is read by the Flink job, not here")
     return with_delay(config, items)

@@ -549,7 +549,7 @@ class RankingRecord(OutputRecord):
 
 
 _DETECTOR = {"enum": list(DETECTORS)}
-_QUANTITY = {"enum": ["loss"]}
+_QUANTITY = {"enum": ["loss", *MEASURES]}
 
 
 @dataclass(slots=True, kw_only=True)
@@ -584,6 +584,59 @@ class DriftRecord(OutputRecord):
     quantity: str = spec(_QUANTITY)
     folds: list[int] = spec({"type": "array", "minItems": 1, "items": _INT0})
     first: int = spec(_ref("position"))
+
+
+_DRIFT_SCORES = _obj({
+    "alarms": _INT0, "detected": _INT0, "missed": _INT0, "false_alarms": _INT0,
+    "false_alarms_per_10k": _ref("number"), "precision": _ref("probability"),
+    "recall": _ref("probability"), "f1": _ref("probability"),
+    "delay_mean": _ref("number"), "delay_median": _ref("number"),
+    "per_change": {"type": "array", "items": _obj({
+        "position": _ref("position"), "detections": _INT0, "detected": _INT0,
+        "delay": _ref("number")})},
+}, description="Scores of alarm sequences against the known changes (docs/method.md §19): "
+               "detected changes / alarms (precision), / changes (recall), their F1, false "
+               "alarms (every alarm but a change's first accepted one) per 10,000 examples, "
+               "the delays of the detections, and per change its accepted alarms, the folds "
+               "that detected it and their mean delay.")
+
+
+@dataclass(slots=True, kw_only=True)
+class DriftEvaluationRecord(OutputRecord):
+    """A detector's alarms (of: alarms, every fold's, pooled) or consensus drifts (of: drifts)
+    of one learner scored against the stream's known changes (docs/method.md §19), beside two
+    baselines with the same number of alarms, periodic and random; written once, at the end
+    of a stream that declares its changes.
+
+    >>> from foldstream.operators.stats.drifteval import score
+    >>> s = score([[1100]], [1000], 2000, 500).as_record()
+    >>> r = DriftEvaluationRecord(stream="s", position=2000, learner="ht", detector="adwin",
+    ...                           quantity="loss", of="drifts", folds=1, window=500,
+    ...                           changes=[1000], scores=s, periodic=s, random=s)
+    >>> r.as_dict()["scores"]["f1"], parse_record(r.as_dict()) == r
+    (1.0, True)
+    """
+
+    TYPE: ClassVar[str] = "drift_evaluation"
+    stream: str = _stream()
+    position: int = _position(description="The stream's last position, its length.")
+    learner: str = spec(_ref("name"))
+    detector: str = spec(_DETECTOR)
+    quantity: str = spec(_QUANTITY)
+    of: str = spec({"enum": ["alarms", "drifts"]},
+                   description="alarms: every fold's alarms, pooled; drifts: the consensus "
+                               "drifts (§16).")
+    folds: int = spec({"type": "integer", "minimum": 1},
+                      description="The alarm sequences pooled: k for alarms, 1 for drifts.")
+    window: int = spec({"type": "integer", "minimum": 1},
+                       description="The acceptance window, in examples.")
+    changes: list[int] = spec({"type": "array", "items": _ref("position")},
+                              description="The known changes scored (those within the stream).")
+    scores: dict[str, Any] = spec(_DRIFT_SCORES, description="The detector's.")
+    periodic: dict[str, Any] = spec(_DRIFT_SCORES, description="A periodic detector's with the "
+                                                               "same alarms per sequence.")
+    random: dict[str, Any] = spec(_DRIFT_SCORES, description="A random detector's (seeded) "
+                                                             "with the same alarms per sequence.")
 
 
 @dataclass(slots=True, kw_only=True)
@@ -739,7 +792,7 @@ class PartRecord(OutputRecord):
 
 RECORD_CLASSES: dict[str, type[OutputRecord]] = {cls.TYPE: cls for cls in (
     MeasuresRecord, ComparisonRecord, VerdictRecord, RankingRecord, AlarmRecord, DriftRecord,
-    LearnerErrorRecord, RejectedRecord, SummaryRecord, PartRecord)}
+    DriftEvaluationRecord, LearnerErrorRecord, RejectedRecord, SummaryRecord, PartRecord)}
 """Every record type, by its ``type``, in the schema's order (``measures`` first)."""
 
 RECORD_TYPES = tuple(RECORD_CLASSES)
@@ -970,8 +1023,8 @@ def as_typed(record: OutputRecord | Mapping[str, Any]) -> OutputRecord:
     return record if isinstance(record, OutputRecord) else parse_record(record)
 
 
-__all__ = ["AlarmRecord", "ComparisonRecord", "DriftRecord", "INT_MAX", "LearnerErrorRecord",
-           "Live", "MeasureValue", "MeasuresRecord", "OutputRecord", "PartRecord",
-           "RECORD_CLASSES", "RECORD_TYPES", "RankingRecord", "RecordError", "RejectedRecord",
+__all__ = ["AlarmRecord", "ComparisonRecord", "DriftEvaluationRecord", "DriftRecord", "INT_MAX",
+           "LearnerErrorRecord", "Live", "MeasureValue", "MeasuresRecord", "OutputRecord",
+           "PartRecord", "RECORD_CLASSES", "RECORD_TYPES", "RankingRecord", "RecordError", "RejectedRecord",
            "SummaryRecord", "VerdictRecord", "as_typed", "check_json", "describe",
            "parse_record", "record_schema", "version_problem"]

@@ -29,6 +29,7 @@ from foldstream.operators.stages.messages import (
 from foldstream.operators.records.base import (
     DelayCounts, FoldLosses, FoldPredictions, FoldReport, PredictionBatch, pair_key, pack_bits
 )
+from foldstream.operators.stats.watched import LOSS, WATCH_WINDOW, MeasureWatch, defined
 from foldstream.operators.stats.windows import ADWIN_DELTA, FADING_ALPHA, Window, WindowSpec
 
 REPORT_EVERY = 1000
@@ -65,6 +66,8 @@ class EvalPlan:
     losses: bool = False  # reports carry the per-example losses (live verdicts, docs/method.md §12)
     scores: tuple[str, ...] = ()  # score-based measures (operators/stats/auc.py), from kept scores
     predictions: bool = False  # reports carry the examples' predictions (sink.predictions)
+    alarm_quantity: str = LOSS  # what the detectors watch: the 0/1 loss, or a measure (§7)
+    alarm_window: int = WATCH_WINDOW  # the sliding window of a watched measure
 
 
 class _PairCounts:
@@ -154,8 +157,9 @@ class _ReportedAt(NamedTuple):
 class _LearnerState:
     window: Window
     page_hinkley: PageHinkley | None
-    adwin: Adwin | None  # alarm detector, when the window is not an ADWIN window
+    adwin: Adwin | None  # alarm detector, when the window's own ADWIN does not serve
     faded_loss: float = 0.0
+    watch: MeasureWatch | None = None  # the measure the detectors watch (None: the loss)
     wrong: Any = None  # this segment's losses (booleans) and window sizes, for the pairs
     sizes: Any = None
     auc: WindowAuc | None = None  # evaluation.scores: auc
@@ -210,12 +214,17 @@ class FoldEvaluator:
         spec = plan.window
         self._kind = spec.kind
         self._learners: dict[str, _LearnerState] = {}
+        on_loss = plan.alarm_quantity == LOSS
         for name in plan.learners:
             window = spec.make()
             ph = PageHinkley(**dict(plan.page_hinkley)) if plan.page_hinkley is not None else None
-            alarm_adwin = Adwin(delta=plan.adwin_delta) if plan.adwin_alarms and self._kind != "adwin" else None
+            # the window's own ADWIN serves as the alarm detector when it watches the loss
+            alarm_adwin = Adwin(delta=plan.adwin_delta) \
+                if plan.adwin_alarms and (self._kind != "adwin" or not on_loss) else None
+            watch = None if on_loss else MeasureWatch(plan.alarm_quantity, plan.alarm_window,
+                                                      plan.positive)
             self._learners[name] = _LearnerState(
-                window, ph, alarm_adwin,
+                window, ph, alarm_adwin, watch=watch,
                 auc=WindowAuc(self._kind != "cumulative") if "auc" in plan.scores else None)
         self._pairs = {
             pair_key(a, b): _Pair(a, b, _PairCounts(self._kind, spec.alpha or 1.0,
@@ -491,7 +500,8 @@ class FoldEvaluator:
         learner's class scores (a row per example; ``None``: not kept). Returns each learner's
         window majority after each example."""
         track_sizes = self._kind in ("sliding", "adwin")
-        own_adwin = self._kind == "adwin" and self.plan.adwin_alarms
+        own_adwin = self._kind == "adwin" and self.plan.adwin_alarms and \
+            self.plan.alarm_quantity == LOSS
         alarms = self._alarms
         after = {}
         for name, state in self._learners.items():
@@ -504,12 +514,17 @@ class FoldEvaluator:
             found = []  # (index, order, kind): the alarms of this learner, in scoring order
             if own_adwin and drifts is not None:
                 found += [(i, 0, "adwin") for i in np.flatnonzero(drifts).tolist()]
-            if state.adwin is not None:
-                found += [(i, 0, "adwin") for i in np.flatnonzero(state.adwin.update_many(loss))
-                          .tolist()]
-            if state.page_hinkley is not None:
-                found += [(i, 1, "page_hinkley")
-                          for i in np.flatnonzero(state.page_hinkley.update_many(loss)).tolist()]
+            if state.watch is None:
+                watched, index = loss, None
+            else:  # a measure: its defined values, and the example of each
+                index, watched = defined(state.watch.update_many(y, y_pred, prev,
+                                                                 self._classes))
+            for order, kind, detector in ((0, "adwin", state.adwin),
+                                          (1, "page_hinkley", state.page_hinkley)):
+                if detector is not None:
+                    hits = np.flatnonzero(detector.update_many(watched))
+                    found += [(i, order, kind)
+                              for i in (hits if index is None else index[hits]).tolist()]
             if found:
                 at = where.tolist()
                 alarms.extend(Alarm(at[i], name, kind) for i, _, kind in sorted(found))
