@@ -12,7 +12,7 @@ each engine's ``summary`` record times its run from the first example it receive
 
 The plain learner loop (``bench_inprocess.plain_loop``) does only each fold's ``predict_one``
 and ``learn_one`` with the fold's weights over the same examples: no engine, no evaluation. It
-is what one core can do at best, so parallelism 2 is held against twice its rate (issue 20: P=1
+is what one core can do at best, so parallelism 2 is held against twice its rate (the bar: P=1
 at least 0.9 of the in-process engine, P=2 at least 0.8 of twice the plain loop, both by the
 job's clock). ``--cpu`` adds where the cores went during each Flink run's clock: the CPU of
 the client, the JVM and each Python worker, from ``/proc``.
@@ -251,8 +251,8 @@ def run_once(name: str, overrides: list[str], base: list[str],
 
 def marginal_rate(name: str, overrides: list[str], base: list[str], small: int, large: int) -> float:
     """Examples per second between a run of ``small`` and one of ``large`` examples, by the
-    client's clock: start-up, pipeline fill and drain cancel out (the issue's "time a tiny run
-    and subtract")."""
+    client's clock: start-up, pipeline fill and drain cancel out (time a tiny run and
+    subtract)."""
     elapsed = {}
     for n in (small, large):
         started = time.perf_counter()

@@ -1,4 +1,4 @@
-"""The cost of a run that can be stopped whatever its learners do (issue 18, kind 6).
+"""The cost of a run that can be stopped whatever its learners do.
 
     .venv/bin/python bench/bench_stop.py [--limit N] [--repeat R] [--set dotted.key=value ...]
 

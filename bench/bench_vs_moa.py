@@ -24,7 +24,7 @@ Other measurements, inside one process (warm: the second run of a process on):
   examples: one crossing per batch). Electricity, one fold, weight 1.
 * ``--memory N``: RSS (the process's, JVM included) and the JVM's used heap after a GC at
   100,000, N/2 and N examples of SEA, 10-fold bootstrap of MOA's Hoeffding tree, ADWIN windows.
-* ``cv`` (the default mode, issue 21's speed figure): all of Electricity, 10-fold bootstrap,
+* ``cv`` (the default mode, the published speed figure): all of Electricity, 10-fold bootstrap,
   MOA's learner: MOA's task (the evaluation CPU time it reports) against ``foldstream run`` in
   process with the default ADWIN windows and alarms, by the job clock (the summary's
   ``wall_time_s``), exactly as ``--nochange`` measures: the first run of each learner in the
@@ -33,7 +33,7 @@ Other measurements, inside one process (warm: the second run of a process on):
   the best of each. ``--profile`` adds a cProfile of one more warm run: which part limits
   (the crossing into Java, ``operators/moa.py`` ``run``; the evaluator; the rows).
 
-* ``--nochange``: the evaluation path alone (issue 20): MOA's task with MOA's ``NoChange``
+* ``--nochange``: the evaluation path alone: MOA's task with MOA's ``NoChange``
   against ``foldstream run`` in process with river's ``NoChangeClassifier``, all of Electricity,
   10-fold bootstrap, cumulative and ADWIN windows, alarms (Page-Hinkley and ADWIN on the loss)
   off and on. foldstream by the job clock (the summary's ``wall_time_s``: reading the rows

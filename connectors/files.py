@@ -597,7 +597,7 @@ def _split(text: str) -> list[str]:
 
     A line without a quote or a line break, and shorter than the csv module's longest field,
     is split at its commas, which is what the csv module does with it, without the cost of a
-    reader per line (tests/test_rows_bulk.py).
+    reader per line (tests/test_rows.py).
 
     >>> _split('1, 2,"a,b"')
     ['1', ' 2', 'a,b']
@@ -629,7 +629,7 @@ def _split_arff(text: str) -> list[str]:
     """Split one ARFF line into values; the csv module cannot take both quote characters.
 
     A line without a quote is split at its commas, each value stripped, which is what the
-    pattern reads in it (tests/test_rows_bulk.py).
+    pattern reads in it (tests/test_rows.py).
 
     >>> _split_arff(" 1, 'a b',2 "), _split_arff("1 ,\t2,")
     (['1', 'a b', '2'], ['1', '2', ''])

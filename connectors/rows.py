@@ -7,11 +7,11 @@ the reader turns into a :class:`~foldstream.operators.records.base.Rejected` rec
 (:mod:`.files`) and Kafka messages (:mod:`.messages`) both go through here, so a record is
 rejected for the same reasons, in the same words, whichever way it arrives.
 
-Rows are read in bulk (issue 20): the checks go value by value only for a row that needs them.
+Rows are read in bulk: the checks go value by value only for a row that needs them.
 A row of plain finite numbers is read at once (:func:`columns_example` for a CSV line's
 fields, ``_quick_features`` for a row dict), and JSON by orjson, with json reading again any
 text orjson refuses or might read otherwise; either way a row is accepted or rejected exactly as
-the checks alone decide, in their words (tests/test_rows_bulk.py compares both ways).
+the checks alone decide, in their words (tests/test_rows.py compares both ways).
 """
 
 from __future__ import annotations

@@ -582,7 +582,7 @@ class KafkaSink(_Strict):
     @model_validator(mode="after")
     def _dead_letters_fit(self) -> "KafkaSink":
         """A dead letter must fit in one produce request, or writing it would fail the job
-        (issue: a 1 MB message killed a bounded run). Its record keeps at most
+        (a dead letter over the producer's limit ends a bounded run). Its record keeps at most
         ``dead_letter_max_bytes`` of the input, which JSON may escape to 6 bytes each
         (``\\u0000``), plus :data:`DEAD_LETTER_OVERHEAD` for the other fields."""
         limit = int(self.properties.get("max.request.size", KAFKA_MAX_REQUEST_BYTES))

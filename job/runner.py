@@ -3,10 +3,10 @@ examples), its sinks, a progress bar, and what the command line's tables need.
 
 ``foldstream run`` (:mod:`foldstream.job.cli`), the Python API (:func:`foldstream.job.api.run`),
 the experiment runner (:mod:`foldstream.job.tools.experiment`) and the benchmarks all run a
-configuration through :func:`run_configuration`. Each used to dispatch the engines and open the
-sinks in its own way, and the ways drifted apart: the API did not tell the engine a file's
-stream, so an empty file gave a ``summary`` record through ``foldstream run`` and none through
-``foldstream.evaluate``. Here the rules are written once:
+configuration through :func:`run_configuration`, because ways of their own drift apart: one
+that did not tell the engine a file's stream would give an empty file a ``summary`` record
+through ``foldstream run`` and none through ``foldstream.evaluate``. Here the rules are written
+once:
 
 * a file's stream is known before it is read (:func:`known_streams`): it gets its ``summary``
   even when the file holds no example;

@@ -27,20 +27,25 @@ KAFKA_FIXTURES = frozenset({"kafka_broker", "kafka_jars"})
 REQUIRE_KAFKA = "FOLDSTREAM_REQUIRE_KAFKA"
 
 
+#: Markers of tests that start a service of seconds: a Flink mini-cluster (``flink``), the
+#: Kafka broker (``kafka``), a Java virtual machine for MOA's learners (``jvm``).
+SLOW_MARKERS = ("flink", "kafka", "jvm")
+
+
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
 def pytest_collection_modifyitems(config, items):
-    """Every Flink and Kafka test is slow: a mini-cluster or a broker takes seconds to start.
-    Every test that uses the broker is a ``kafka`` test.
+    """Every test marked ``flink``, ``kafka`` or ``jvm`` is slow: a mini-cluster, a broker or
+    a JVM takes seconds to start. Every test that uses the broker is a ``kafka`` test.
 
     So ``pytest -m "not slow"`` leaves them out, and ``pytest -m kafka`` selects every test on
-    the broker, without each file having to say so twice.
+    the broker, without each file having to say so twice: a test file marks what its tests
+    start, and this is the one place that says what is slow.
     """
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if "kafka_broker" in fixtures:
             item.add_marker(pytest.mark.kafka)
-        if KAFKA_FIXTURES & fixtures or item.get_closest_marker("flink") \
-                or item.get_closest_marker("kafka"):
+        if KAFKA_FIXTURES & fixtures or any(item.get_closest_marker(m) for m in SLOW_MARKERS):
             item.add_marker(pytest.mark.slow)
 
 

@@ -1,5 +1,5 @@
 """``foldstream dashboard`` and ``foldstream report``: the bounded state on its own, then the page
-and the report in a real browser.
+and the report in a real browser; ``--port 0`` prints and guards the port it is bound to.
 
 The browser is Debian's ``chromium`` (or ``$FOLDSTREAM_CHROMIUM``) driven by Playwright's Python
 package, pointed at that executable (no browser download). Without either, the browser tests
@@ -15,7 +15,9 @@ import hashlib
 import json
 import os
 import random
+import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -29,8 +31,8 @@ import pytest
 
 from foldstream.job import cli
 from foldstream.job.tools.dashboard.state import BoundedSeries, Cursor, DashboardState
-from foldstream.job.tools.report import gather, render_html, write_report
 from foldstream.job.tools.records import read_records
+from foldstream.job.tools.report import gather, render_html, write_report
 
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -542,7 +544,7 @@ def test_dashboard_command_says_when_the_port_is_taken(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
-# ------------------------------------------------------------ Host check and CSP (issue 18)
+# ------------------------------------------------------------------------ Host check and CSP
 def _get(port: int, path: str, host: str | None) -> tuple[int, dict[str, str], bytes]:
     """A GET with this ``Host`` header (``None``: none at all), as a rebinding page's is."""
     import http.client
@@ -617,3 +619,38 @@ def test_the_page_draws_with_no_content_security_policy_violation(browser, run_f
     finally:
         page.close()
         server.stop()
+
+
+# foldstream dashboard --port 0: the line printed and the Host guard name the bound port.
+
+
+
+COMMAND = [sys.executable, "-m", "foldstream.job.cli", "dashboard"]
+
+
+@pytest.mark.slow  # a process of its own, seconds to start
+def test_port_0_prints_and_answers_on_the_bound_port(tmp_path):
+    metrics = tmp_path / "m.jsonl"
+    metrics.write_text("")
+    server = subprocess.Popen([*COMMAND, str(metrics), "--port", "0"], stderr=subprocess.PIPE,
+                              text=True)
+    try:
+        line = server.stderr.readline()
+        found = re.search(r"on http://127\.0\.0\.1:(\d+) ", line)
+        assert found, line
+        port = int(found.group(1))
+        assert port > 0
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as r:
+                    assert (r.status, r.read()) == (200, b"ok")  # the guard let it in
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=30)
+        server.stderr.close()

@@ -13,15 +13,36 @@ from __future__ import annotations
 import csv
 import gzip
 import json
+import pickle
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from river import dummy, naive_bayes
 
 import foldstream
-from foldstream.operators.records.base import dumps
+from foldstream.operators.stages.delay import DoneKeys, LabelOnly
+from foldstream.operators.records.base import Example, dumps
 
 TIMING = ("wall_time_s", "examples_per_second")
+
+
+def write(path: Path, text: str | bytes, gz: bool = False) -> Path:
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    path.write_bytes(gzip.compress(data) if gz else data)
+    return path
+
+
+def rows_jsonl(rows: list) -> str:
+    return "".join((row if isinstance(row, str) else json.dumps(row)) + "\n" for row in rows)
+
+
+def by_type(results, kind: str) -> list[dict]:
+    return [r for r in results.records if r["type"] == kind]
+
+
+def stripped(records: list[dict]) -> list[str]:
+    return [dumps({k: v for k, v in r.items() if k not in TIMING}) for r in records]
 
 
 def lines(results) -> list[str]:
@@ -342,3 +363,149 @@ def test_delay_zero_without_an_id_is_not_delayed_and_with_one_it_is():
     assert not load_config(None, ["evaluation.delay={examples: 0}"]).delayed
     assert load_config(None, ["evaluation.delay={examples: 3}"]).delayed
     assert not load_config(None, []).delayed
+
+
+# Ids of delayed labels: an id is the text of a row's id field, an integer key only when it is
+# that integer's own decimal form.
+
+def _delayed(tmp_path, rows):
+    import json
+
+    import foldstream
+    from river import dummy
+
+    path = tmp_path / "d.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return foldstream.evaluate({"path": str(path), "id_field": "id", "label": "y",
+                                "stream": "s"}, {"nc": dummy.NoChangeClassifier()},
+                               mode="single", report_every=1000, delay={})
+
+
+@pytest.mark.parametrize("ids", [("007", "7"), ("1_000", "1000"), ("+5", "5"),
+                                 ("\u0661\u0662", "12")])
+def test_text_ids_that_spell_a_number_otherwise_are_other_ids(tmp_path, ids):
+    """``"007"`` and ``"7"`` are two ids: a label of one never joins the other's example (the
+    text of an id is an integer key only when it is the integer's own decimal form)."""
+    first, second = ids
+    results = _delayed(tmp_path, [{"id": first, "a": 1.0}, {"id": second, "a": 2.0},
+                                  {"id": second, "y": "v"}, {"id": first, "y": "u"}])
+    assert results.rejected == []
+    last = [r for r in results.records if r["type"] == "measures"][-1]
+    assert (last["position"], last["labelled"], last["pending"]) == (2, 2, 0)
+
+
+def test_an_integer_id_and_its_decimal_text_are_one_id(tmp_path):
+    """Kafka keys are text: ``1`` and ``"1"`` stay one id."""
+    results = _delayed(tmp_path, [{"id": 1, "a": 1.0}, {"id": "1", "y": "u"}])
+    assert results.rejected == []
+    last = [r for r in results.records if r["type"] == "measures"][-1]
+    assert (last["labelled"], last["pending"]) == (1, 0)
+
+
+def test_a_text_id_of_5000_digits_is_a_text_id(tmp_path):
+    """Longer than Python converts to an integer: kept as text, never an error."""
+    key = "9" * 5000
+    results = _delayed(tmp_path, [{"id": key, "a": 1.0}, {"id": key, "y": "u"}])
+    assert results.rejected == []
+
+
+# ------------------------------------------------------------------------------ delayed labels
+def delayed(tmp_path: Path, rows: list, name: str = "d.jsonl", **options):
+    path = write(tmp_path / name, rows_jsonl(rows))
+    return foldstream.evaluate({"path": str(path), "id_field": "id", "label": "y",
+                                "stream": "s"},
+                               {"nc": dummy.NoChangeClassifier()}, mode="single",
+                               report_every=1000, delay=options)
+
+
+def arrivals(n: int) -> list[dict]:
+    return [{"id": i, "a": float(i % 3)} for i in range(1, n + 1)]
+
+
+def test_a_label_row_for_an_id_never_seen_is_rejected_and_counts_nowhere(tmp_path):
+    labels = [{"id": i, "y": "u" if i % 3 else "v"} for i in range(1, 11)]
+    clean = delayed(tmp_path, arrivals(10) + labels, "clean.jsonl")
+    ghost = {"id": 99, "y": "ghost"}
+    dirty = delayed(tmp_path, arrivals(10) + labels[:5] + [ghost] + labels[5:])
+    assert [(r["reason"], r["location"], r["position"]) for r in dirty.rejected] == [
+        ("label of key 99: unknown (no pending example has this key)", "d.jsonl:16", 10)]
+    # the measures are those of the run without it: it is no example, its class no class
+    assert stripped(by_type(dirty, "measures")) == stripped(by_type(clean, "measures"))
+    last = by_type(dirty, "measures")[-1]
+    assert (last["position"], last["labelled"], last["pending"]) == (10, 10, 0)
+    summary = by_type(dirty, "summary")[0]
+    assert (summary["examples_read"], summary["examples_rejected"]) == (21, 1)
+
+
+def test_extra_fields_of_a_label_row_are_ignored(tmp_path):
+    labels = [{"id": i, "y": "u", "note": f"checked by {i}", "when": "2026-01-01"}
+              for i in range(1, 6)]
+    results = delayed(tmp_path, arrivals(5) + labels)
+    assert results.rejected == []
+    last = by_type(results, "measures")[-1]
+    assert (last["labelled"], last["pending"]) == (5, 0)
+
+
+def test_a_label_row_with_extra_fields_for_an_unknown_id_says_both(tmp_path):
+    results = delayed(tmp_path, arrivals(2) + [{"id": 7, "y": "u", "note": "late"}])
+    (rejected,) = results.rejected
+    assert rejected["reason"] == (
+        "label of key 7: unknown (no pending example has this key); as an example: field "
+        "'note': expected a number, got 'late' (list it in `nominal` to read it as a category)")
+
+
+def test_labels_beyond_max_pending_keys_get_their_true_reason(tmp_path):
+    """max_pending 2: the label of key 1 comes after 40 more examples expired and 40 more were
+    labelled; it is still `expired`, and a second label of key 3 still `already labelled`."""
+    rows = arrivals(3) + [{"id": 3, "y": "u"}]
+    rows += [{"id": i, "a": 1.0} for i in range(4, 84)]  # key 1, 2 and 40 more expire ...
+    rows += [{"id": i, "y": "u"} for i in range(44, 84)]  # ... and 40 are labelled
+    rows += [{"id": 1, "y": "u"}, {"id": 3, "y": "u"}, {"id": 1000, "y": "u"}]
+    results = delayed(tmp_path, rows, max_pending=40)
+    assert [r["reason"] for r in results.rejected] == [
+        "label of key 1: expired (dropped unscored beyond evaluation.delay.max_pending)",
+        "label of key 3: already labelled",
+        "label of key 1000: unknown (no pending example has this key)"]
+    last = by_type(results, "measures")[-1]
+    assert (last["position"], last["labelled"], last["pending"], last["expired"]) == \
+        (83, 41, 0, 42)
+
+
+def test_done_keys_are_exact_for_many_keys_and_cost_9_bytes_each():
+    done = DoneKeys()
+    n = 60_000
+    for i in range(n):
+        done.set(i, DoneKeys.EXPIRED if i % 3 else DoneKeys.LABELLED)
+        done.set(f"k{i}", DoneKeys.LABELLED)
+    for i in range(0, n, 3):
+        done.set(i + 1, DoneKeys.LABELLED)  # a key done again: its new state
+    again = pickle.loads(pickle.dumps(done))
+    for keys in (done, again):
+        assert len(keys) == 2 * n
+        assert [keys.get(i) for i in range(6)] == [1, 1, 2, 1, 1, 2]
+        assert keys.get("k17") == DoneKeys.LABELLED and keys.get("17") == 0
+        assert keys.get(n) == 0 and keys.get(-1) == 0 and keys.get("k") == 0
+    assert done.nbytes / len(done) <= 9.0
+    assert all(done.get(i) for i in range(n)) and all(done.get(f"k{i}") for i in range(n))
+
+
+def test_a_checkpoint_from_before_done_keys_restores_its_keys():
+    """A delay fan-out pickled by the previous version (a checkpoint of a run to resume) kept
+    its done keys as ``{why: {key: None}}``; restored, they are :class:`DoneKeys`."""
+    from collections import OrderedDict
+
+    from foldstream.operators.stages.delay import BadLabel, DelayFanOut
+    from foldstream.operators.stages.fanout import FanOutPlan
+
+    fan_out = DelayFanOut("s", FanOutPlan("single"), batch_size=10, max_pending=2)
+    fan_out.add(Example("s", {"a": 1.0}, None, 5))
+    fan_out.__dict__["_done"] = {"labelled": OrderedDict({3: None}),
+                                 "expired": OrderedDict({1: None})}
+    restored = pickle.loads(pickle.dumps(fan_out))
+    reasons = []
+    for key in (1, 3, 4):
+        with pytest.raises(BadLabel) as bad:
+            restored.add(LabelOnly("s", key, "u"))
+        reasons.append(str(bad.value).split(": ", 1)[1])
+    assert reasons == ["expired (dropped unscored beyond evaluation.delay.max_pending)",
+                       "already labelled", "unknown (no pending example has this key)"]

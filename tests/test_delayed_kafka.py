@@ -24,7 +24,6 @@ topic's rows are parsed by its own parser, which keeps only the id and the label
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
@@ -201,13 +200,10 @@ def live_phases() -> tuple[list[dict], list[dict]]:
 
 @pytest.mark.kafka
 @pytest.mark.flink  # slow (tests/conftest.py)
-def test_labels_on_their_own_topic_arriving_later_live(broker, kafka_jars, tmp_path):
+def test_labels_on_their_own_topic_arriving_later_live(broker, kafka_jars, tmp_path, flink_runs):
     """A live (unbounded) run fed in two phases, so that the order in which the job reads the
     two topics is known: the labels are produced on their topic only once the job has read
     every arrival. Its reports equal those of the in-process run of the same events."""
-    import signal
-    import subprocess
-    import sys
     import time
 
     from foldstream.connectors.kafka import create_topics, produce_jsonl, read_topic
@@ -233,31 +229,18 @@ engine: {{kind: flink, parallelism: 1, learner_slots: shared, batch_size: 50, fl
     def labelled() -> set[int]:
         return {r["labelled"] for r in metrics() if r["type"] == "measures"}
 
-    def wait(predicate, timeout_s: float) -> None:
-        deadline = time.time() + timeout_s
-        while not predicate():
-            assert job.poll() is None, log.read_text()[-3000:]
-            assert time.time() < deadline, log.read_text()[-3000:]
-            time.sleep(1)
-
     phase1, phase2 = live_phases()
     produce_jsonl(bs, "lv-in", "s", phase1)
-    job = subprocess.Popen([sys.executable, "-m", "foldstream.job.cli", "run", "--quiet",
-                            str(config_path)], stdout=log.open("w"), stderr=subprocess.STDOUT,
-                           start_new_session=True)
+    job = flink_runs.start_run(config_path, log)
     try:
-        wait(lambda: LIVE_EVERY in labelled(), 180)
+        flink_runs.wait_for(lambda: LIVE_EVERY in labelled(), 180, job, log)
         produce_jsonl(bs, "lv-labels", "s", phase2)
         last = (LIVE_N - LIVE_N // NEVER) // LIVE_EVERY * LIVE_EVERY
-        wait(lambda: last in labelled()
-             and len(read_topic(bs, "lv-dead", timeout_s=10)) == 2, 120)
+        flink_runs.wait_for(lambda: last in labelled()
+                            and len(read_topic(bs, "lv-dead", timeout_s=10)) == 2, 120, job, log)
         time.sleep(2)  # the other records of that report
     finally:
-        try:
-            os.killpg(job.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        job.wait(timeout=30)
+        flink_runs.end_run(job)
     records = [r for r in metrics() if r["type"] != "summary"]
     dead = [json.loads(v) for _, v in read_topic(bs, "lv-dead", timeout_s=10)]
 

@@ -15,13 +15,8 @@ parallelism) is in tests/test_cluster.py.
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -41,8 +36,6 @@ REPORT_EVERY = 100
 BEFORE_FAIL = 800  # the reports up to here are written before the failing examples are sent
 
 
-def _rows(start: int, stop: int) -> list[dict]:
-    return [{"a": (i * 7) % 11, "b": (i % 5) * 0.5, "y": (i // 3) % 2} for i in range(start, stop)]
 
 
 def _metrics(bs: str, topic: str, isolation: str = "read_committed") -> list[dict]:
@@ -52,20 +45,12 @@ def _metrics(bs: str, topic: str, isolation: str = "read_committed") -> list[dic
                                                  isolation_level=isolation)]
 
 
-def _positions(records: list[dict]) -> set[int]:
-    return {r["position"] for r in records if r["type"] == "measures"}
 
 
-def _wait(predicate, timeout_s: float, job: subprocess.Popen, log: Path) -> None:
-    deadline = time.time() + timeout_s
-    while not predicate():
-        assert job.poll() is None, log.read_text()[-3000:]
-        assert time.time() < deadline, log.read_text()[-3000:]
-        time.sleep(0.5)
 
 
 def test_a_failure_between_checkpoints_leaves_each_record_once_for_read_committed(
-        kafka_broker, kafka_jars, tmp_path):
+        kafka_broker, kafka_jars, tmp_path, flink_runs):
     from foldstream.connectors.kafka import create_topics, produce_jsonl
     from foldstream.connectors.messages import MessageParser
 
@@ -89,39 +74,33 @@ engine: {{kind: flink, parallelism: 1, learner_slots: shared, batch_size: 50,
 """)
     cfg = load_config(str(config), [])
     log = tmp_path / "job.log"
-    produce_jsonl(bs, "eo-in", "s", _rows(0, FIRST))
-    job = subprocess.Popen([sys.executable, "-m", "foldstream.job.cli", "run", "--quiet",
-                            str(config)], stdout=log.open("a"), stderr=subprocess.STDOUT,
-                           start_new_session=True)
+    produce_jsonl(bs, "eo-in", "s", flink_runs.rows(0, FIRST))
+    job = flink_runs.start_run(config, log)
     try:
         # the first part committed: a checkpoint completed after its last report was written
-        _wait(lambda: FIRST in _positions(_metrics(bs, "eo-out")), 300, job, log)
+        flink_runs.wait_for(lambda: FIRST in flink_runs.positions(_metrics(bs, "eo-out")), 300, job, log)
         assert not marker.exists()
         # reports written in the open transaction first (the Python worker hands its output on
         # by bundles: sent with the failing examples, they could die in the bundle unsent)
-        produce_jsonl(bs, "eo-in", "s", _rows(FIRST, BEFORE_FAIL))
-        _wait(lambda: BEFORE_FAIL in _positions(_metrics(bs, "eo-out", "read_uncommitted")),
+        produce_jsonl(bs, "eo-in", "s", flink_runs.rows(FIRST, BEFORE_FAIL))
+        flink_runs.wait_for(lambda: BEFORE_FAIL in flink_runs.positions(_metrics(bs, "eo-out", "read_uncommitted")),
               300, job, log)
-        produce_jsonl(bs, "eo-in", "s", _rows(BEFORE_FAIL, FIRST + SECOND))
-        _wait(lambda: FIRST + SECOND in _positions(_metrics(bs, "eo-out")), 300, job, log)
+        produce_jsonl(bs, "eo-in", "s", flink_runs.rows(BEFORE_FAIL, FIRST + SECOND))
+        flink_runs.wait_for(lambda: FIRST + SECOND in flink_runs.positions(_metrics(bs, "eo-out")), 300, job, log)
         time.sleep(2)  # the rest of that report, were it not whole
     finally:
-        try:
-            os.killpg(job.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        job.wait(timeout=30)
+        flink_runs.end_run(job)
     assert marker.exists(), "the learner did not fail"
 
     committed = _metrics(bs, "eo-out")
     texts = [dumps(r) for r in committed if r["type"] != "summary"]
     repeated = [t for t, n in Counter(texts).items() if n > 1]
     assert not repeated, f"{len(repeated)} records read twice, e.g. {repeated[:1]}"
-    assert _positions(committed) == set(range(REPORT_EVERY, FIRST + SECOND + 1, REPORT_EVERY))
+    assert flink_runs.positions(committed) == set(range(REPORT_EVERY, FIRST + SECOND + 1, REPORT_EVERY))
 
     marker.touch()  # the reference run: the marker is taken, nothing fails
     parser = MessageParser(label=cfg.source.label)
-    examples = [e for row in _rows(0, FIRST + SECOND) for e in parser(b"s", json.dumps(row), "x")]
+    examples = [e for row in flink_runs.rows(0, FIRST + SECOND) for e in parser(b"s", json.dumps(row), "x")]
     reference, _ = evaluate_to_list(make_plans(cfg), examples)
     assert sorted(texts) == sorted(dumps(r) for r in reference if r["type"] != "summary")
 

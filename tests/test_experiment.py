@@ -249,3 +249,78 @@ def test_the_published_experiment_is_valid():
     assert experiment.folds == 10 and experiment.modes == ["bootstrap", "cv", "split"]
     assert experiment.conditions.names() == ["no_change", "noise_0.05", "noise_0.10", "exact_null"]
     assert [d.name for d in experiment.datasets] == ["elec", "sea", "rbf"]
+
+
+# A results file (--results) read back: a line cut by a kill is dropped, anything else that is
+# no result is refused, and a device is no results file.
+
+@pytest.mark.parametrize("text", ['{"x": 1, "target": 0}\n', "x,target\n"])
+def test_a_whole_last_line_that_is_no_result_is_refused_not_erased(tmp_path, text):
+    """A kill cuts a line before its newline; a whole line that is no result is another file
+    given as ``--results`` (a data set): refused, never "repaired" away."""
+    path = tmp_path / "one.jsonl"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match="line 1"):
+        read_results(path)
+    assert path.read_text(encoding="utf-8") == text
+
+
+def test_a_cut_last_line_is_still_a_line_cut_by_a_kill(tmp_path):
+    path = tmp_path / "results.jsonl"
+    path.write_text('{"experiment": "cu', encoding="utf-8")
+    assert read_results(path) == ([], 1)
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/full"])
+def test_a_results_file_that_is_a_device_is_refused_at_once(device):
+    """Reading ``/dev/zero`` (or ``/dev/full``) never ends: a results file must be a file."""
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        future = pool.submit(read_results, device)
+        try:
+            error = future.exception(timeout=20)
+        except concurrent.futures.TimeoutError:
+            pytest.fail(f"read_results({device}) never ended")  # the thread stays: test ends
+        assert isinstance(error, ConfigError) and "not a regular file" in str(error)
+
+
+def test_results_into_dev_null_still_read_as_none():
+    assert read_results("/dev/null") == ([], 0)
+
+
+# An experiment's outputs: never one file twice.
+
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize("results", ["{out}/rates.json", "{out}/table.md", "{out}/./rates.png",
+                                     "{config}"])
+def test_an_experiment_never_writes_one_file_twice(tmp_path, capsys, results):
+    out = tmp_path / "e"
+    out.mkdir()
+    config = tmp_path / "tiny.yaml"
+    config.write_bytes(TINY.read_bytes())
+    target = results.format(out=out, config=config)
+    code = main(["experiment", str(config), "--out", str(out), "--results", target,
+                 "--set", "replications=1", "--set", "n=200", "--set", "report_every=100",
+                 "--quiet", "--workers", "1"])
+    assert code == exitcodes.UNUSABLE
+    err = one_line(capsys.readouterr().err)
+    assert f"--results: {Path(target)} is " in err, err
+    assert sorted(p.name for p in out.iterdir()) == []  # nothing run, nothing written
+    assert config.read_bytes() == TINY.read_bytes()
+
+
+def test_an_experiment_whose_outputs_differ_runs(tmp_path, capsys):
+    out = tmp_path / "e"
+    code = main(["experiment", str(TINY), "--out", str(out), "--results", str(out / "r.jsonl"),
+                 "--set", "replications=1", "--set", "n=200", "--set", "report_every=100",
+                 "--set", "modes=[split]", "--set", "datasets=[{name: sea, source: {kind: "
+                 "generator, model: river.datasets.synth.SEA}}]", "--quiet", "--workers", "1"])
+    assert code == exitcodes.OK, capsys.readouterr().err
+    assert len((out / "r.jsonl").read_text(encoding="utf-8").splitlines()) == 1
+    assert {"rates.json", "table.md", "rates.png"} <= {p.name for p in out.iterdir()}

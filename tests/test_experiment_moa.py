@@ -21,6 +21,8 @@ from foldstream.operators.moa import jvm_running
 from foldstream.operators.learners.noise import NoiseFilter
 from foldstream.operators.records.base import ExampleBatch
 
+pytestmark = pytest.mark.jvm  # slow (tests/conftest.py)
+
 TINY = Path(__file__).resolve().parents[1] / "conf" / "experiments" / "tiny.yaml"
 #: tiny.yaml with MOA's learners: OzaBag of 3 Hoeffding trees, the exact null a MOA tree.
 MOA = ["learner={name: ozabag3, model: moa.classifiers.meta.OzaBag, options: '-s 3', "

@@ -1,4 +1,4 @@
-"""Nothing that a stream or a user sends kills a run or loses a record (issue 11, in-process side).
+"""Nothing that a stream or a user sends kills a run or loses a record (the in-process engine).
 
 Each test feeds one kind of fault: a record of any size, a learner that raises, one label in
 two types, bad learner parameters, a damaged gzip file, an unusable header or path, a signal,

@@ -182,11 +182,9 @@ def test_a_failure_mid_stream_restarts_from_the_checkpoint_with_nothing_lost_or_
 
 @pytest.mark.kafka
 def test_an_unbounded_kafka_source_reports_live_and_flushes_partial_batches(kafka_broker, kafka_jars,
-                                                                            tmp_path):
+                                                                            tmp_path, flink_runs):
     """`foldstream run` on an unbounded topic: 600 examples in batches of 500 still give the
     report at position 600, flushed by the timer, while the job keeps running."""
-    import subprocess
-    import sys
     import time
 
     from foldstream.connectors.kafka import create_topics, produce_jsonl, read_topic
@@ -201,9 +199,8 @@ evaluation: {{folds: 3, report_every: 200}}
 learners: [{{name: nb, model: river.naive_bayes.GaussianNB}}]
 engine: {{kind: flink, parallelism: 2, batch_size: 500, jars: {json.dumps([str(j) for j in kafka_jars])}}}
 """)
-    log = (tmp_path / "job.log").open("w")
-    job = subprocess.Popen([sys.executable, "-m", "foldstream.job.cli", "run", "--quiet", str(config)],
-                           stdout=log, stderr=subprocess.STDOUT)
+    log = tmp_path / "job.log"
+    job = flink_runs.start_run(config, log)
     try:
         produce_jsonl(bs, "live-in", "s", [{"a": i % 7, "y": i % 2} for i in range(600)])
         positions: set[int] = set()
@@ -215,8 +212,7 @@ engine: {{kind: flink, parallelism: 2, batch_size: 500, jars: {json.dumps([str(j
         assert positions == {200, 400, 600}, (tmp_path / "job.log").read_text()[-3000:]
         assert job.poll() is None  # unbounded: still running, no summary
     finally:
-        job.terminate()
-        job.wait(timeout=30)
+        flink_runs.end_run(job)
 
 
 @pytest.mark.parametrize("signum, code, said", [(2, 130, "stopped (Ctrl-C)"),
@@ -321,7 +317,7 @@ def test_input_read_in_the_job_restarts_mid_stream_with_identical_records(
 
 def test_a_file_source_is_flinks_file_source_and_nothing_is_shipped(tmp_path):
     """The job reads a file itself, at parallelism 1: its graph holds the file's name, not its
-    rows (the client used to ship them, and could not past 256 MiB)."""
+    rows (rows shipped from the client would bound the file's size: nothing past 256 MiB)."""
     from foldstream.job.engines.flink import env as flink_env
     from foldstream.job.engines.flink import job as flink_job
     from foldstream.job.engines.flink.files import configured_input

@@ -1,4 +1,4 @@
-"""The rooms of the house and what each may import, checked over every module (issue 19).
+"""The rooms of the house and what each may import, checked over every module.
 
 Each package's ``__init__.py`` says in its docstring what the room is for and, in a literal
 block that starts with the line ``Imports (the rule tests/test_layers.py checks)::``, what

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from river import naive_bayes
+from river.datasets import synth
 
+import foldstream
+from foldstream.job.config import ConfigError
 from foldstream.operators.stages.learner import LearnerSpec, LearnerTask
 from foldstream.operators.learners.fitting import takes_weight
 from foldstream.operators.records.base import FoldBatch
@@ -107,7 +111,7 @@ def test_the_previous_label_makes_river_learners_better_on_electricity():
         assert accuracy["lag"] >= accuracy["plain"] + 0.05, (model, accuracy)
 
 
-@pytest.mark.slow
+@pytest.mark.jvm
 def test_the_previous_label_makes_moa_learners_better_on_electricity():
     for model in ("moa.classifiers.bayes.NaiveBayes", "moa.classifiers.trees.HoeffdingTree"):
         accuracy = _elec_accuracy(model)
@@ -147,3 +151,43 @@ def test_the_window_majority_runs_as_a_configured_learner():
         {"maj": {"model": "foldstream.operators.learners.baselines.MajorityWindowClassifier",
                  "params": {"window_size": 100}}}, folds=2)
     assert set(results.measures("accuracy").learner) == {"maj"}
+
+
+# --------------------------------------------------------------------- a Python learner's clone
+class _Same(naive_bayes.GaussianNB):
+    def clone(self, new_params=None, include_attributes=False):
+        return self
+
+
+class _Text(naive_bayes.GaussianNB):
+    def clone(self, new_params=None, include_attributes=False):
+        return "a model"
+
+
+class _Nothing(naive_bayes.GaussianNB):
+    def clone(self, new_params=None, include_attributes=False):
+        return None
+
+
+class _Other(naive_bayes.GaussianNB):
+    def clone(self, new_params=None, include_attributes=False):
+        return naive_bayes.GaussianNB()
+
+
+class _NotAModel(naive_bayes.GaussianNB):
+    def clone(self, new_params=None, include_attributes=False):
+        return object()
+
+
+@pytest.mark.parametrize("model, words", [
+    (_Same, "returned the object itself"), (_Text, "returned a str"),
+    (_Nothing, "returned None"), (_Other, "returned a GaussianNB"),
+    (_NotAModel, "returned a object"),
+])
+def test_a_clone_that_is_not_a_fresh_model_of_its_kind_is_refused_naming_the_learner(model, words):
+    prototype = model()
+    with pytest.raises(ConfigError) as error:
+        foldstream.evaluate(synth.SEA(seed=1), {"mine": prototype}, limit=50, folds=2)
+    text = str(error.value)
+    assert text.startswith("learners.mine:") and words in text, text
+    assert not prototype.gaussians  # never trained

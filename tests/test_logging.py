@@ -1,4 +1,4 @@
-"""What is retried or given up on purpose is logged, and ``--log-level`` shows it (issue 19).
+"""What is retried or given up on purpose is logged, and ``--log-level`` shows it.
 
 The corners that carry on after an error (a Kafka client that cannot be closed, a broker that
 does not describe a topic, a dashboard source read again) log the reason at DEBUG through

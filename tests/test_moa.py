@@ -25,6 +25,8 @@ from foldstream.operators.stages.learner import LearnerSpec, LearnerTask
 from foldstream.operators.moa import MoaClassifier, ensure_moa_jar, moa
 from foldstream.operators.records.base import ExampleBatch
 
+pytestmark = pytest.mark.jvm  # slow (tests/conftest.py)
+
 HT = "moa.classifiers.trees.HoeffdingTree"
 
 

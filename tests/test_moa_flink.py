@@ -11,7 +11,7 @@ from foldstream.job.engines.inprocess import evaluate_to_list
 from foldstream.job.plans import make_plans, open_source
 from foldstream.operators.records.base import dumps
 
-pytestmark = pytest.mark.flink
+pytestmark = [pytest.mark.flink, pytest.mark.jvm]
 
 LEARNERS = ("learners=[{name: ht, model: moa.classifiers.trees.HoeffdingTree, options: '-g 50'}, "
             "{name: nb, model: river.naive_bayes.GaussianNB}]")

@@ -1,4 +1,4 @@
-"""No command of the README prints a Python traceback for a broken input (issue 18).
+"""No command of the README prints a Python traceback for a broken input.
 
 Each row of :data:`CASES` runs one ``foldstream`` command line in a fresh process (the way a
 user meets it: the traceback a user would see is what the interpreter prints for an exception
@@ -84,7 +84,7 @@ CASES: list[Case] = [
          "source.path"),
     Case("run-source-empty", "run {tiny} --set source.path={empty}", UNUSABLE, "source.path"),
     Case("run-source-garbage", "run {tiny} --set source.path={garbage}", UNUSABLE, "source.path"),
-    # -- run and validate: the sinks (issue 18, kind 2)
+    # -- run and validate: the sinks
     Case("run-sink-is-the-source", "run {tiny} --set sink.path={csv}", UNUSABLE, "sink.path"),
     Case("validate-sink-is-the-source", "validate {tiny} --set sink.path={csv}", UNUSABLE,
          "sink.path"),
@@ -143,7 +143,7 @@ CASES: list[Case] = [
 
 #: Cases other parts of the work append (the lead merges them here).
 MORE_CASES: list[Case] = [
-    # -- a second round of hostile variants (issue 18: "hidden cases of the same kinds")
+    # -- hostile variants of the same kinds: outputs onto inputs, bad ports, odd files
     Case("report-out-is-the-metrics", "report {metrics} -o {metrics}", UNUSABLE, "--out"),
     Case("report-out-is-the-metrics-spelled-otherwise",
          "report {metrics} -o {tmp}/folder/../metrics.jsonl", UNUSABLE, "--out"),

@@ -7,12 +7,8 @@ checkpoint (at-least-once) are byte-identical repeats.
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -26,8 +22,6 @@ FIRST, SECOND = 600, 600  # examples before the kill, and after it
 REPORT_EVERY = 200
 
 
-def _rows(start: int, stop: int) -> list[dict]:
-    return [{"a": (i * 7) % 11, "b": (i % 5) * 0.5, "y": (i // 3) % 2} for i in range(start, stop)]
 
 
 def _metrics(bs: str, topic: str) -> list[dict]:
@@ -36,8 +30,6 @@ def _metrics(bs: str, topic: str) -> list[dict]:
     return [json.loads(v) for _, v in read_topic(bs, topic, timeout_s=10)]
 
 
-def _positions(records: list[dict]) -> set[int]:
-    return {r["position"] for r in records if r["type"] == "measures"}
 
 
 def _identity(record: dict) -> tuple:
@@ -46,32 +38,16 @@ def _identity(record: dict) -> tuple:
                                               "a", "b", "measure", "window", "test"))
 
 
-def _wait(predicate, timeout_s: float, job: subprocess.Popen, log: Path) -> None:
-    deadline = time.time() + timeout_s
-    while not predicate():
-        assert job.poll() is None, log.read_text()[-3000:]
-        assert time.time() < deadline, log.read_text()[-3000:]
-        time.sleep(1)
 
 
-def _start(config: Path, log: Path, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "foldstream.job.cli", "run", "--quiet",
-                             str(config), *extra], stdout=log.open("a"), stderr=subprocess.STDOUT,
-                            start_new_session=True)
 
 
-def _end(job: subprocess.Popen) -> None:
-    """Stop what is left of a run started here (its process group)."""
-    try:
-        os.killpg(job.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    job.wait(timeout=30)
 
 
 @pytest.mark.kafka
 @pytest.mark.flink  # slow (tests/conftest.py)
-def test_a_killed_live_run_resumes_from_its_checkpoint(kafka_broker, kafka_jars, tmp_path):
+def test_a_killed_live_run_resumes_from_its_checkpoint(kafka_broker, kafka_jars, tmp_path,
+                                                        flink_runs):
     from foldstream.connectors.kafka import create_topics, produce_jsonl
 
     bs = kafka_broker.bootstrap
@@ -91,32 +67,32 @@ engine: {{kind: flink, parallelism: 1, learner_slots: shared, batch_size: 500,
     assert cfg.checkpoint_dir.parent == checkpoints.resolve()
     log = tmp_path / "job.log"
 
-    produce_jsonl(bs, "rs-in", "s", _rows(0, FIRST))
-    job = _start(config, log)
+    produce_jsonl(bs, "rs-in", "s", flink_runs.rows(0, FIRST))
+    job = flink_runs.start_run(config, log)
     try:
-        _wait(lambda: FIRST in _positions(_metrics(bs, "rs-out")), 180, job, log)
+        flink_runs.wait_for(lambda: FIRST in flink_runs.positions(_metrics(bs, "rs-out")), 180, job, log)
         seen = time.time()
         # a checkpoint completed after the report at FIRST was written: it holds the state
         # that reached it (the batch flushed by the timer included)
-        _wait(lambda: any(m.stat().st_mtime > seen + 1
+        flink_runs.wait_for(lambda: any(m.stat().st_mtime > seen + 1
                           for m in cfg.checkpoint_dir.glob("*/chk-*/_metadata")), 60, job, log)
         job.send_signal(signal.SIGKILL)  # the client only: its JVM, the mini-cluster, goes too
         job.wait(timeout=30)
     finally:
-        _end(job)
+        flink_runs.end_run(job)
     before = _metrics(bs, "rs-out")
 
-    produce_jsonl(bs, "rs-in", "s", _rows(FIRST, FIRST + SECOND))
-    job = _start(config, log, "--resume")
+    produce_jsonl(bs, "rs-in", "s", flink_runs.rows(FIRST, FIRST + SECOND))
+    job = flink_runs.start_run(config, log, "--resume")
     try:
         try:
-            _wait(lambda: FIRST + SECOND in _positions(_metrics(bs, "rs-out")), 120, job, log)
+            flink_runs.wait_for(lambda: FIRST + SECOND in flink_runs.positions(_metrics(bs, "rs-out")), 120, job, log)
         except AssertionError as error:
-            raise AssertionError(f"positions {sorted(_positions(_metrics(bs, 'rs-out')))}; "
+            raise AssertionError(f"positions {sorted(flink_runs.positions(_metrics(bs, 'rs-out')))}; "
                                  f"{error}") from None
         time.sleep(3)  # let the other records of that report arrive
     finally:
-        _end(job)
+        flink_runs.end_run(job)
     records = _metrics(bs, "rs-out")
     assert records[:len(before)] == before
 
@@ -124,7 +100,7 @@ engine: {{kind: flink, parallelism: 1, learner_slots: shared, batch_size: 500,
     from foldstream.connectors.messages import MessageParser
 
     parser = MessageParser(label=parser_cfg.label)
-    examples = [e for row in _rows(0, FIRST + SECOND) for e in parser(b"s", json.dumps(row), "x")]
+    examples = [e for row in flink_runs.rows(0, FIRST + SECOND) for e in parser(b"s", json.dumps(row), "x")]
     reference, _ = evaluate_to_list(make_plans(cfg), examples)
     reference = [r for r in reference if r["type"] != "summary"]
 
@@ -133,7 +109,7 @@ engine: {{kind: flink, parallelism: 1, learner_slots: shared, batch_size: 500,
         by_identity.setdefault(_identity(record), set()).add(dumps(record))
     changed = {k: v for k, v in by_identity.items() if len(v) > 1}
     assert not changed, f"records repeated with other values: {list(changed)[:3]}"
-    assert _positions(records) == set(range(REPORT_EVERY, FIRST + SECOND + 1, REPORT_EVERY))
+    assert flink_runs.positions(records) == set(range(REPORT_EVERY, FIRST + SECOND + 1, REPORT_EVERY))
     assert sorted(t for (texts) in by_identity.values() for t in texts) == \
         sorted(dumps(r) for r in reference)
     assert "Traceback" not in log.read_text()

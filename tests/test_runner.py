@@ -1,9 +1,9 @@
 """One way to run a configuration (job/runner.py): ``foldstream run`` and the Python API write the
 same records, the summary included, whatever the file holds.
 
-The API once ran configurations its own way and did not tell the engine a file's stream, so an
-empty file gave a ``summary`` record through the command line and none through the API. Here
-each kind of file runs through both, and the metrics and dead-letter files are compared byte for
+A second way to run would drift: not telling the engine a file's stream, say, an empty file
+would give a ``summary`` record through one path and none through the other. Here each kind of
+file runs through both, and the metrics and dead-letter files are compared byte for
 byte but for the summary's two timing fields.
 """
 

@@ -1,9 +1,9 @@
 """One verdict rule for the fold tests (job/verdicts.py), shown alike by the summary tables
 and ``foldstream watch``, and the wording of a live (sequential) verdict.
 
-The two cases the views used to disagree on: a sign test that rejects while Wilcoxon does not
-(the tables said "no significant difference"), and a rejecting Wilcoxon test with tied sign-test
-wins (the tables named B whatever the fold values said).
+The two cases two separate rules would disagree on: a sign test that rejects while Wilcoxon
+does not (a verdict, not "no significant difference"), and a rejecting Wilcoxon test with tied
+sign-test wins (the direction of the fold values, not B by default).
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def test_a_sign_test_rejecting_alone_is_a_verdict_in_both_views():
     verdict = fold_verdict(records[-1])
     assert verdict == FoldVerdict("x", (SIGN,), f"x better ({FOLDS}: sign test only)")
     table, watch = both_views(records)
-    assert verdict.text in table  # the table used to say "no significant difference"
+    assert verdict.text in table  # a verdict, not "no significant difference"
     assert verdict.text in watch
     assert "no significant difference" not in table + watch
 
@@ -98,7 +98,7 @@ def test_tied_sign_wins_take_the_wilcoxon_direction_in_both_views():
     verdict = fold_verdict(records[-1], measures)
     assert verdict == FoldVerdict("x", (WILCOXON,), f"x better ({FOLDS}: Wilcoxon only)")
     table, watch = both_views(records)
-    assert verdict.text in table and verdict.text in watch  # the table used to name y
+    assert verdict.text in table and verdict.text in watch  # x, as the fold values say
     assert "y better" not in table + watch
 
 

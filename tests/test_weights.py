@@ -1,4 +1,5 @@
-"""Fold weights: distributions per mode, purity, and independence from batching (docs/method.md §2)."""
+"""Fold weights (operators/stats/weights.py): distributions per mode, and a pure function of seed,
+stream, key and fold (docs/method.md §2)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from foldstream.operators.stages.fanout import Batcher, FanOut, FanOutPlan
-from foldstream.operators.records.base import Example
 from foldstream.operators.stats.weights import fold_weights
 
 KEYS = list(range(1, 20_001))
@@ -57,25 +56,3 @@ def test_weights_are_a_pure_function_of_seed_stream_key_fold():
     assert (s == fold_weights("bootstrap", 5, 7, "elec", ["id-1", "id-2"])).all()
 
 
-def fan_out(batch_size: int, labels: list[str]) -> list[tuple]:
-    batcher = Batcher("s", batch_size)
-    fan = FanOut("s", FanOutPlan(mode="bootstrap", folds=3, seed=5, lags=2))
-    rows = []
-    batches = [b for y in labels for b in batcher.add(Example("s", {}, y))]
-    for batch in batches + batcher.flush(final=True):
-        for fb in fan.process(batch):
-            for i in range(len(fb)):
-                rows.append((fb.fold, fb.start + i + 1, fb.weights[i], fb.y[i], fb.prev_y[i], fb.lags[i]))
-    return sorted(rows)
-
-
-def test_fan_out_is_independent_of_batch_size():
-    labels = list("abacbbcaab" * 7)
-    reference = fan_out(500, labels)
-    assert len(reference) == 3 * 70
-    for size in (1, 7, 64):
-        assert fan_out(size, labels) == reference
-    # codes in order of first appearance; previous labels for the persistent baseline and lags
-    first = [r for r in reference if r[0] == 0][:4]
-    assert [r[3] for r in first] == [0, 1, 0, 2] and [r[4] for r in first] == [-1, 0, 1, 0]
-    assert first[3][5] == ("a", "b")

@@ -1,5 +1,5 @@
 """A checkpoint written before the sliding and fading windows and the pair counts were arrays
-(issue 20) resumes: the fold evaluators it holds read into the new layout (state format 2
+resumes: the fold evaluators it holds read into the new layout (state format 2
 still) and report, from there on, what the version that wrote it reported.
 
 ``tests/data/windows-checkpoint-v2.pickle.gz`` holds, for a sliding, a fading and an ADWIN

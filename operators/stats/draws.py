@@ -1,19 +1,20 @@
 """Python's seeded draws, many at once: ``random.Random(text).random()`` and ``.choice``, compiled.
 
-Why: the noise filter of docs/method.md §14 (:mod:`.noise`) makes every draw from a generator
-of its own, seeded by a text (its seed, the weight learned so far and the number of predictions
-made), so that a replay, the other engine and a rerun draw the same. Seeding CPython's Mersenne
-Twister from a text costs about 7 µs of CPU (the text's SHA-512, an integer of its bytes,
-MT19937's ``init_by_array`` over 624 words and a whole twist for the first word), a fifth of an
-experiment replication's CPU with MOA's learners (bench/README.md). Here the same arithmetic runs as one ``numba`` loop over
-a batch of texts, with the twist cut to the words the draws read: each draw's uniform and
-choice are *exactly* those of ``random.Random(text)`` (CPython 3.11+: ``seed`` version 2,
-``random``'s 53-bit ``genrand_res53``, ``choice`` by ``_randbelow_with_getrandbits``), checked
-against ``random`` itself in tests/test_draws.py. Changing the draws would change every
-published rate.
+Why: the noise filter of docs/method.md §14 (:mod:`foldstream.operators.learners.noise`) makes
+every draw from a generator of its own, seeded by a text (its seed, the weight learned so far
+and the number of predictions made), so that a replay, the other engine and a rerun draw the
+same. Seeding CPython's Mersenne Twister from a text is costly (the text's SHA-512, an integer
+of its bytes, MT19937's ``init_by_array`` over 624 words and a whole twist for the first word):
+with MOA's learners, a large share of an experiment replication's CPU (bench/README.md gives
+the figures). Here the same arithmetic runs as one ``numba`` loop over a batch of texts, with
+the twist cut to the words the draws read: each draw's uniform and choice are *exactly* those
+of ``random.Random(text)`` (CPython 3.11+: ``seed`` version 2, ``random``'s 53-bit
+``genrand_res53``, ``choice`` by ``_randbelow_with_getrandbits``), checked against ``random``
+itself in tests/test_draws.py. Changing the draws would change every published rate.
 
 The compiled loop is cached on disk (``cache=True``) and imported on first use through
-:func:`foldstream.operators.stats.detectors.compiled` (numba's import costs about half a second).
+:func:`foldstream.operators.stats.detectors.compiled` (importing numba is slow: a command that
+draws nothing does not pay for it).
 """
 
 from __future__ import annotations

@@ -303,13 +303,13 @@ def signed_rank_test(diffs: Sequence[float], alternative: str = "two-sided",
 
     The statistic and the p-value are bit for bit those of ``scipy.stats.wilcoxon(diffs,
     alternative=alternative, correction=correction)`` with its defaults ``zero_method="wilcox"``
-    and ``method="auto"`` (scipy 1.17; ``tests/test_stats_exact.py`` checks it), as ``auto``
+    and ``method="auto"`` (scipy 1.17; ``tests/test_significance.py`` checks it), as ``auto``
     chooses, by ``n``, the number of differences, zeros included:
 
     * no zero and no tie, ``n <= 50``: the exact distribution of the rank sum, a table per ``n``
       computed once with scipy's own arithmetic;
     * zeros or ties, ``n <= 13``: what scipy's permutation test over the ``2^n`` sign patterns
-      returns (about 0.1 s a call), ``count / 2^n``, with the count read from the null
+      returns (a permutation test, slow), ``count / 2^n``, with the count read from the null
       distribution of the rank sum, computed once per tie pattern: the ranks are kept
       doubled, so the sums are integers and the counts exact;
     * otherwise the normal approximation, with the tie correction (and the continuity

@@ -9,11 +9,11 @@ true class of the window *before* the example; ties go to the smallest code, the
 first in the stream.
 
 Why arrays: a window is updated once per scored example, per learner and fold; as Python
-objects that was most of the evaluation's time with a cheap learner (issue 20). Every window
+objects that would be most of the evaluation's time with a cheap learner. Every window
 keeps its counts in one numpy array and updates them a segment at a time in one compiled loop
 (operators/stats/kernels.py) that does, example by example, the arithmetic described here in the same
 order, so that every count, integer or float, is what the example-by-example update gave
-(tests/test_windows_batched.py keeps that update as the oracle).
+(tests/test_windows.py keeps that update as the oracle).
 """
 
 from __future__ import annotations

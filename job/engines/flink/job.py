@@ -160,11 +160,11 @@ class FanOutFunction(_KeyedStateFunction):
     def _arm(self, head: _StreamHead, ctx) -> None:
         """Set the current stream's timers, once per worker: the end-of-input timer and a chain
         of flush timers, on a stream's first element, and on its first element after a restore
-        from a checkpoint, whose restored timers did not fire again (the issues: a resumed run
-        never flushed its last partial batch, so its last report never came; a bounded run
-        restarted after a failure never wrote its summary). Flink keeps one timer per key and
-        time, so the end-of-input timer set again is still one. An older flush chain stops at
-        its next timer (:meth:`on_timer` goes on only with the timer of
+        from a checkpoint, whose restored timers do not fire again (without them a resumed run
+        would never flush its last partial batch, so its last report would never come, and a
+        bounded run restarted after a failure would never write its summary). Flink keeps one
+        timer per key and time, so the end-of-input timer set again is still one. An older flush
+        chain stops at its next timer (:meth:`on_timer` goes on only with the timer of
         :attr:`_StreamHead.flush_due`)."""
         if head.stream in self.armed:
             return

@@ -1,4 +1,4 @@
-"""Rows in bulk (issue 20, part 3): the quick paths read a row exactly as the checks do.
+"""Rows in bulk (connectors/rows.py): the quick paths read a row exactly as the checks do.
 
 Rows are read by quick paths when they are plain (a CSV line without a quote is split at its
 commas; a row of plain finite numbers is read by one ``float`` per value; JSON is read by

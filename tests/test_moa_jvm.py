@@ -1,21 +1,20 @@
-"""A configuration is data, and the JVM cannot hang a run (docs/trust.md).
+"""MOA's JVM (operators/moa.py): what may start it, and that it cannot hang a run (docs/trust.md).
 
 ``engine.jvm_options`` takes only sizes and the garbage collector: an option that runs a
 command, loads code or reads more options is refused at start (``validate``, ``run``,
 ``--set``, the Python API), exit 2 naming the key, and no marker file appears. A JVM that
 cannot start is exit 2 naming the key and the JVM's reason. MOA's option strings cannot name a
 serialised object (``file:``, nested too), and a MOA learner whose votes are not class scores
-(a regressor) is refused; so is a Python learner whose ``clone()`` is not a fresh object of its
-kind. A Java OutOfMemoryError, or a heap that leaves the JVM collecting garbage, quarantines
-the replica; signals stay with foldstream while the JVM runs.
+(a regressor) is refused. A Java OutOfMemoryError, or a heap that leaves the JVM collecting
+garbage, quarantines the replica; signals stay with foldstream while the JVM runs.
 
-Tests that start a JVM (in a child ``foldstream``, or this process's) are marked slow.
+Tests that start a JVM (in a child ``foldstream``, or this process's) are marked ``jvm``, which
+tests/conftest.py makes slow.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -23,10 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
-from river import naive_bayes
-from river.datasets import synth
 
-import foldstream
 from foldstream.job.config import ConfigError, load_config
 from foldstream.operators.moa import JvmOptionsError, check_jvm_options
 
@@ -125,7 +121,7 @@ def test_hostile_jvm_options_are_refused_everywhere_and_run_nothing(tmp_path, va
     assert not marker.exists()
 
 
-@pytest.mark.slow
+@pytest.mark.jvm
 @pytest.mark.parametrize("option, reason", [
     ("-Xmx1k", "Too small maximum heap"),
     ("-Xmx100000g", "Could not reserve enough space"),
@@ -141,7 +137,7 @@ def test_a_jvm_that_cannot_start_is_exit_2_naming_the_key_and_the_jvms_reason(tm
         assert "no check foresaw" not in text and "fatal" not in proc.stdout + text
 
 
-@pytest.mark.slow
+@pytest.mark.jvm
 def test_allowed_options_start_the_jvm(tmp_path):
     config = _config(tmp_path, NB, ["-Xmx300m", "-Xss2m", "-XX:+UseSerialGC"])
     proc = _foldstream("validate", str(config), cwd=tmp_path)
@@ -149,7 +145,7 @@ def test_allowed_options_start_the_jvm(tmp_path):
 
 
 # ------------------------------------------------------------------- MOA's option strings
-@pytest.mark.slow
+@pytest.mark.jvm
 @pytest.mark.parametrize("options", [
     "-l file:{path}",
     "-l (meta.OzaBag -l file:{path})",
@@ -159,7 +155,7 @@ def test_allowed_options_start_the_jvm(tmp_path):
 ])
 def test_moa_options_naming_a_serialised_object_are_refused(tmp_path, options):
     """``validate`` and a run both refuse, exit 2 naming the learner, before MOA reads the
-    file (a run on it used to end as an error no check foresaw)."""
+    file (MOA reading it would fail the run with an error no check foresaw)."""
     learner = (f"{{name: bag, model: moa.classifiers.meta.OzaBag, "
                f"options: '{options.format(path='/etc/passwd')}'}}")
     config = _config(tmp_path, learner)
@@ -171,7 +167,7 @@ def test_moa_options_naming_a_serialised_object_are_refused(tmp_path, options):
     assert not (tmp_path / "m.jsonl").exists()
 
 
-@pytest.mark.slow
+@pytest.mark.jvm
 def test_moa_itself_refuses_a_path_to_an_object_the_text_check_missed():
     """``FoldLearner.parse`` walks the parsed options: an option whose value MOA holds as a
     file (or a name, or a task) is refused, whatever the text looked like."""
@@ -186,7 +182,7 @@ def test_moa_itself_refuses_a_path_to_an_object_the_text_check_missed():
             learner.parse(cli)
 
 
-@pytest.mark.slow
+@pytest.mark.jvm
 @pytest.mark.parametrize("learner, words", [
     ("{name: r, model: moa.classifiers.trees.FIMTDD}", "trees.FIMTDD is a regressor"),
     ("{name: r, model: moa.classifiers.rules.AMRulesRegressor}", "AMRulesRegressor is a regressor"),
@@ -204,7 +200,7 @@ def test_a_moa_learner_whose_votes_are_not_class_scores_is_refused(learner, word
     assert "learners.0" in text and words in text, text
 
 
-@pytest.mark.slow
+@pytest.mark.jvm
 @pytest.mark.parametrize("learner", [
     "{name: c, model: moa.classifiers.meta.OzaBag}",
     "{name: c, model: moa.classifiers.functions.SGD}",  # a classifier and a regressor
@@ -214,52 +210,12 @@ def test_classifiers_that_can_also_regress_are_kept(learner):
     assert load_config(None, [f"learners=[{learner}]"]).learners[0].name == "c"
 
 
-# --------------------------------------------------------------------- a Python learner's clone
-class _Same(naive_bayes.GaussianNB):
-    def clone(self, new_params=None, include_attributes=False):
-        return self
-
-
-class _Text(naive_bayes.GaussianNB):
-    def clone(self, new_params=None, include_attributes=False):
-        return "a model"
-
-
-class _Nothing(naive_bayes.GaussianNB):
-    def clone(self, new_params=None, include_attributes=False):
-        return None
-
-
-class _Other(naive_bayes.GaussianNB):
-    def clone(self, new_params=None, include_attributes=False):
-        return naive_bayes.GaussianNB()
-
-
-class _NotAModel(naive_bayes.GaussianNB):
-    def clone(self, new_params=None, include_attributes=False):
-        return object()
-
-
-@pytest.mark.parametrize("model, words", [
-    (_Same, "returned the object itself"), (_Text, "returned a str"),
-    (_Nothing, "returned None"), (_Other, "returned a GaussianNB"),
-    (_NotAModel, "returned a object"),
-])
-def test_a_clone_that_is_not_a_fresh_model_of_its_kind_is_refused_naming_the_learner(model, words):
-    prototype = model()
-    with pytest.raises(ConfigError) as error:
-        foldstream.evaluate(synth.SEA(seed=1), {"mine": prototype}, limit=50, folds=2)
-    text = str(error.value)
-    assert text.startswith("learners.mine:") and words in text, text
-    assert not prototype.gaussians  # never trained
-
-
 # ----------------------------------------------------------------------- the JVM's heap
 def _records(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-@pytest.mark.slow
+@pytest.mark.jvm
 def test_an_out_of_memory_error_quarantines_the_replica_and_the_run_goes_on(tmp_path):
     """A MOA learner that cannot be made in the heap (an ensemble of 10^8 members in 64 MB):
     each replica is a ``learner_error`` naming the error and the key, the river learner beside
@@ -279,7 +235,7 @@ def test_an_out_of_memory_error_quarantines_the_replica_and_the_run_goes_on(tmp_
     assert summary and summary[0]["position"] == 400 and not summary[0].get("interrupted")
 
 
-@pytest.mark.slow
+@pytest.mark.jvm
 def test_a_heap_that_leaves_the_jvm_collecting_garbage_quarantines_the_replica(tmp_path):
     """Trees that grow until a 40 MB heap is full: G1 would collect garbage nearly without end
     before an OutOfMemoryError; the learner's watch quarantines the replica after seconds of
@@ -303,7 +259,7 @@ def test_a_heap_that_leaves_the_jvm_collecting_garbage_quarantines_the_replica(t
 
 
 # ------------------------------------------------------------------------------ signals
-@pytest.mark.slow
+@pytest.mark.jvm
 def test_a_jvm_started_after_the_stop_handlers_leaves_sigterm_to_them():
     """A JVM installs its own SIGTERM handler, which ends the process at once (exit 143, no
     summary), unless started with ``-Xrs``: foldstream's handler must still get the signal."""
@@ -353,7 +309,7 @@ def _stopped_while_in_java(tmp_path: Path, signals: list[int]) -> tuple[float, i
     return time.monotonic() - started, code, _records(out)
 
 
-@pytest.mark.slow
+@pytest.mark.jvm
 @pytest.mark.parametrize("signals, code", [
     ([signal.SIGTERM], 143), ([signal.SIGINT, signal.SIGINT], 130)])
 def test_sigterm_and_a_second_ctrl_c_end_a_run_inside_java_within_seconds(tmp_path, signals,
@@ -364,28 +320,3 @@ def test_sigterm_and_a_second_ctrl_c_end_a_run_inside_java_within_seconds(tmp_pa
     assert [r for r in records if r["type"] == "summary" and r.get("interrupted")]
 
 
-# ---------------------------------------------------------- keys naming executables and jars
-@pytest.mark.parametrize("override, words", [
-    ("engine.python_executable=/bin/sh", "engine.python_executable: '/bin/sh' is not the path"),
-    ("engine.python_executable='python3 -c \"import os\"'", "not the path of a Python"),
-    ("engine.python_executable=/bin/python;touch", "not the path of a Python"),
-    ("engine.jars=[/etc/passwd]", "engine.jars: '/etc/passwd' is not a jar file"),
-    ("engine.jars=[{tmp}/fake.jar]", "is not a jar file"),
-    ("engine.flink_config={{env.java.opts.all: -XX:OnError=sh}}", "env.java.opts.all: a Flink key"),
-    ("engine.flink_config={{python.executable: /bin/sh}}", "python.executable: a Flink key"),
-    ("engine.flink_config={{pipeline.jars: file:///tmp/x.jar}}", "pipeline.jars: a Flink key"),
-    ("engine.flink_config={{containerized.taskmanager.env.LD_PRELOAD: /x.so}}", "a Flink key"),
-])
-def test_keys_that_name_an_executable_or_code_are_checked_for_what_they_must_be(tmp_path,
-                                                                                override, words):
-    (tmp_path / "fake.jar").write_text("not a zip")
-    with pytest.raises(ConfigError) as error:
-        load_config(None, [override.format(tmp=tmp_path)])
-    assert words in " ".join(str(error.value).split())
-
-
-def test_a_python_on_the_workers_and_flinks_other_keys_pass(tmp_path):
-    config = load_config(None, ["engine.python_executable=/opt/venv/bin/python3.11",
-                                "engine.flink_config={rest.port: 8082, "
-                                "python.fn-execution.bundle.size: 100}"])
-    assert config.engine.python_executable == "/opt/venv/bin/python3.11"

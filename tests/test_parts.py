@@ -1,8 +1,8 @@
-"""Records larger than a Kafka message (issue 18, kind 4): written in parts, read back whole.
+"""Records larger than a Kafka message (connectors/parts.py): written in parts, read back whole.
 
 The producer refuses a message over its ``max.request.size``; a ``measures`` record of many
-classes times folds went over it and the Flink job failed, losing the last reports and the
-summary. The fast tests hold the split and put-together rule (:mod:`foldstream.connectors.parts`)
+classes times folds can exceed it, and a refused record would fail the Flink job, losing the
+last reports and the summary. The fast tests hold the split and put-together rule (:mod:`foldstream.connectors.parts`)
 and the reader that applies it; the slow one runs a Flink job with a producer limit below its
 records' size against the real test broker and reads the topic back.
 """

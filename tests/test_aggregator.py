@@ -1,4 +1,5 @@
-"""Live verdicts in the stages and records (docs/method.md §10, §12), with verdicts switched on.
+"""The aggregator (operators/stages/aggregator.py) with live verdicts switched on (docs/method.md §10,
+§12): comparisons, their ``sequential`` object and ``verdict`` records.
 
 * Brute force: for random small streams (deterministic and seeded random-guess learners, 1 to
   5 folds, every mode, prequential and holdout, classes appearing late, random batch sizes and

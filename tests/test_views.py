@@ -1,7 +1,8 @@
-"""Every view shows the live verdicts (docs/method.md §12): the command line's final table and
-``foldstream watch`` put the any-time verdict with its interval next to the fold tests, watch
-shows the latest change of each pair's verdict, and ``foldstream plot`` draws the interval along
-the stream with the zero line and the first decided position.
+"""The views of a run's records (job/tools/tables.py, watch.py, plot.py) show the live verdicts
+(docs/method.md §12): the command line's final table and ``foldstream watch`` put the any-time
+verdict with its interval next to the fold tests, watch shows the latest change of each pair's
+verdict, and ``foldstream plot`` draws the interval along the stream with the zero line and the
+first decided position.
 
 One real run: SEA, 3,000 examples, a Hoeffding tree against the prior (a decided verdict comes
 early), 5 folds, where the fold tests cannot reject (the smallest p-value with 5 folds is

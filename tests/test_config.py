@@ -1,19 +1,30 @@
-"""Check, then build (issue 18): nothing a configuration names is called before it is known to
-be what its key promises; a model that cannot be built, cloned or given its parameters fails at
-start, exit 2, naming the key, without a traceback."""
+"""The configuration (job/config.py): check, then build, and bounded.
 
+Nothing a configuration names is called before it is known to be what its key promises; a model
+that cannot be built, cloned or given its parameters fails at start, exit 2, naming the key,
+without a traceback. A bad value of any key names that key; every shipped configuration
+validates; engine keys that name an executable or code are checked for what they must be; a
+configuration file is bounded (a YAML bomb is refused fast) and so are the sizes it asks for
+(folds, replications, workers).
+"""
 from __future__ import annotations
 
+import os
+import resource
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from river import naive_bayes
 
 import foldstream
+from foldstream.job import exitcodes
 from foldstream.job.cli import main
 from foldstream.job.config import ConfigError, load_config
+from foldstream.job.tools.experiment import load_experiment
 
 ROOT = Path(__file__).resolve().parents[1]
 CHEAP = ["source.limit=200", "evaluation.folds=2", "evaluation.report_every=100"]
@@ -231,7 +242,8 @@ def test_a_learner_whose_clone_fails_is_refused_at_start(user_models, capsys):
     ("learners.0={name: s, model: river.preprocessing.StandardScaler}", "learners.0.model"),
     ("learners.0={name: b, model: river.ensemble.BaggingClassifier, params: {model: {model: "
      "moa.classifiers.trees.HoeffdingTree}}}", "learners.0.params.model.model"),
-    ("learners.0={name: m, model: moa.classifiers.trees.NoSuchTree}", "learners.0"),
+    pytest.param("learners.0={name: m, model: moa.classifiers.trees.NoSuchTree}", "learners.0",
+                 marks=pytest.mark.jvm),  # MOA's classes are looked up in a JVM
     ("learners.0={name: p, model: river.compose.Pipeline, args: [{model: "
      "river.preprocessing.StandardScaler}]}", "learners.0"),
     ("source={kind: generator, model: river.datasets.synth.SEA, params: {variant: [1]}, "
@@ -273,7 +285,6 @@ def test_valid_configurations_still_validate(user_models, override):
 
 
 def test_every_shipped_and_experiment_configuration_still_validates():
-    from foldstream.job.tools.experiment import load_experiment
 
     for path in sorted((ROOT / "conf").glob("*.yaml")):
         assert load_config(path).learners, path
@@ -290,7 +301,6 @@ def test_every_shipped_and_experiment_configuration_still_validates():
       "params: {path: '{marker}'}}"], "datasets.0.source.generator.model"),
 ])
 def test_an_experiment_checks_the_same(user_models, overrides, key):
-    from foldstream.job.tools.experiment import load_experiment
 
     marker = user_models / "ran"
     with pytest.raises(ConfigError) as raised:
@@ -298,3 +308,195 @@ def test_an_experiment_checks_the_same(user_models, overrides, key):
                         [o.replace("{marker}", str(marker)) for o in overrides])
     assert key in str(raised.value)
     assert not marker.exists()
+
+
+# The configuration's keys: a bad value fails at start naming its key; the shipped files validate;
+# Kafka's client properties reach the clients.
+
+@pytest.mark.parametrize("override,key", [
+    ("evaluation.mode=boot", "evaluation.mode"),
+    ("evaluation.folds=1", "folds"),
+    ("evaluation.window={kind: adwin, delta: 2}", "evaluation.window.delta"),
+    ("evaluation.window={kind: sliding, delta: 0.1}", "evaluation.window"),
+    ("evaluation.compare=[accuracy, acc]", "evaluation.compare"),
+    ("evaluation.normalize=[kappa_m]", "evaluation.normalize"),
+    ("evaluation.report_every=0", "evaluation.report_every"),
+    ("evaluation.colour=red", "evaluation.colour"),
+    ("learners.0.model=river.tree.NoSuchTree", "learners.0"),
+    ("learners.0.params={nonsense: 1}", "learners.0"),
+    ("learners.1.name=hoeffding_tree", "learners"),
+    ("source.path=/no/such/file.csv", "source"),
+    ("source.kind=generator", "source.generator.model"),
+    ("engine.batch_size=0", "engine.batch_size"),
+])
+def test_a_bad_configuration_fails_at_start_naming_the_key(override, key):
+    with pytest.raises(ConfigError) as info:
+        load_config(None, [override])
+    assert key in str(info.value)
+
+
+def test_every_shipped_configuration_validates():
+    for path in sorted((ROOT / "conf").glob("*.yaml")):
+        assert load_config(path).learners, path
+
+
+def test_kafka_client_properties_reach_the_clients_as_kafka_spells_them():
+    from foldstream.job.engines.flink.env import properties_text
+    from foldstream.job.engines.flink.env import consumer_properties
+
+    live = load_config(None, ["source={kind: kafka, properties: {security.protocol: SSL, "
+                              "check.crcs: true}}", "engine.kind=flink"])
+    assert consumer_properties(live) == {"security.protocol": "SSL", "check.crcs": "true",
+                                         "fetch.max.wait.ms": "100"}  # a live source's default
+    bounded = load_config(None, ["source={kind: kafka, bounded: true, properties: "
+                                 "{fetch.max.wait.ms: 700}}", "engine.kind=flink"])
+    assert consumer_properties(bounded) == {"fetch.max.wait.ms": "700"}
+    sink = load_config(None, ["source={kind: kafka}", "sink={kind: kafka, properties: "
+                              "{linger.ms: 5, enable.idempotence: false}}", "engine.kind=flink"])
+    assert properties_text(sink.sink.properties) == {"linger.ms": "5", "enable.idempotence": "false"}
+
+
+# Configuration files are bounded: a YAML bomb (aliases, cycles, deep nesting, sheer size) is
+# refused fast, naming why; ordinary aliases read.
+
+def _laughs(levels: int = 9, indent: str = "      ") -> str:
+    """The billion laughs: each level a list of ten aliases of the one before."""
+    lines = [f"{indent}a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    lines += [f"{indent}a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 10)}]" for n in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+BOMB = ("source: {kind: generator, model: river.datasets.synth.SEA, limit: 100}\n"
+        "learners:\n  - name: nb\n    model: river.naive_bayes.GaussianNB\n    params:\n"
+        + _laughs())
+
+
+def _limited(gigabytes: float):
+    """A child's address space capped, so that what was unbounded fails fast, not the host."""
+    def limit() -> None:
+        size = int(gigabytes * 2**30)
+        resource.setrlimit(resource.RLIMIT_AS, (size, size))
+    return limit
+
+
+# ------------------------------------------------------------------------------- YAML bombs
+@pytest.mark.parametrize("case", ["file", "--set", "cycle", "deep", "large"])
+def test_a_yaml_bomb_is_refused_fast_naming_why(tmp_path, case):
+    config = tmp_path / "c.yaml"
+    args = ["validate", "c.yaml"]
+    if case == "file":
+        config.write_text(BOMB, encoding="utf-8")
+    elif case == "--set":
+        config.write_text(BOMB.split("    params:")[0], encoding="utf-8")
+        value = "{" + ", ".join(line.strip().replace(": &", ": &", 1)
+                                for line in _laughs(indent="").splitlines()) + "}"
+        args += ["--set", f"learners.0.params={value}"]
+    elif case == "cycle":
+        config.write_text(BOMB.split("    params:")[0] + "    params: {a: &x [*x]}\n", "utf-8")
+    elif case == "deep":
+        config.write_text(BOMB.split("    params:")[0] + "    params: {a: "
+                          + "[" * 20_000 + "]" * 20_000 + "}\n", "utf-8")
+    else:
+        config.write_text(BOMB.split("    params:")[0] + "    params: {}\n"
+                          + "#" * 2_000_000 + "\n", "utf-8")
+    started = time.monotonic()
+    done = run_command(tmp_path, *args)
+    assert done.returncode == exitcodes.UNUSABLE, done.stderr
+    assert time.monotonic() - started < 50
+    assert "Traceback" not in done.stderr and "no check foresaw" not in done.stderr
+    why = {"file": "more than 100,000 values once its aliases are expanded (at "
+                   "learners.0.params.a",
+           "--set": "--set learners.0.params: the value: more than 100,000 values",
+           "cycle": "more than 100,000 values once its aliases are expanded (at "
+                    "learners.0.params.a…)",
+           "deep": "c.yaml: its values are nested too deep to read",
+           "large": "c.yaml: more than 1,000,000 bytes of YAML"}[case]
+    assert why in " ".join(done.stderr.split()), done.stderr
+
+
+def test_an_ordinary_configuration_with_aliases_is_read():
+    from foldstream.job.config import load_config
+
+    text = ("source: {kind: generator, model: river.datasets.synth.SEA, limit: 100}\n"
+            "learners:\n  - {name: a, model: river.tree.HoeffdingTreeClassifier, params: "
+            "&p {grace_period: 50}}\n  - {name: b, model: river.tree.HoeffdingTreeClassifier, "
+            "params: *p}\n")
+    path = Path(os.environ.get("TMPDIR", "/tmp")) / f"aliases-{os.getpid()}.yaml"
+    path.write_text(text, encoding="utf-8")
+    try:
+        config = load_config(path)
+    finally:
+        path.unlink()
+    assert [learner.params for learner in config.learners] == [{"grace_period": 50}] * 2
+
+
+def test_a_billion_folds_are_refused_at_start_naming_the_key(capsys):
+    code = main(["validate", "--set", "evaluation.folds=1000000000"])
+    assert code == exitcodes.UNUSABLE
+    assert "evaluation.folds" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------- keys naming executables and jars
+@pytest.mark.parametrize("override, words", [
+    ("engine.python_executable=/bin/sh", "engine.python_executable: '/bin/sh' is not the path"),
+    ("engine.python_executable='python3 -c \"import os\"'", "not the path of a Python"),
+    ("engine.python_executable=/bin/python;touch", "not the path of a Python"),
+    ("engine.jars=[/etc/passwd]", "engine.jars: '/etc/passwd' is not a jar file"),
+    ("engine.jars=[{tmp}/fake.jar]", "is not a jar file"),
+    ("engine.flink_config={{env.java.opts.all: -XX:OnError=sh}}", "env.java.opts.all: a Flink key"),
+    ("engine.flink_config={{python.executable: /bin/sh}}", "python.executable: a Flink key"),
+    ("engine.flink_config={{pipeline.jars: file:///tmp/x.jar}}", "pipeline.jars: a Flink key"),
+    ("engine.flink_config={{containerized.taskmanager.env.LD_PRELOAD: /x.so}}", "a Flink key"),
+])
+def test_keys_that_name_an_executable_or_code_are_checked_for_what_they_must_be(tmp_path,
+                                                                                override, words):
+    (tmp_path / "fake.jar").write_text("not a zip")
+    with pytest.raises(ConfigError) as error:
+        load_config(None, [override.format(tmp=tmp_path)])
+    assert words in " ".join(str(error.value).split())
+
+
+def test_a_python_on_the_workers_and_flinks_other_keys_pass(tmp_path):
+    config = load_config(None, ["engine.python_executable=/opt/venv/bin/python3.11",
+                                "engine.flink_config={rest.port: 8082, "
+                                "python.fn-execution.bundle.size: 100}"])
+    assert config.engine.python_executable == "/opt/venv/bin/python3.11"
+
+
+TINY = ROOT / "conf" / "experiments" / "tiny.yaml"
+
+
+def run_command(cwd: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "foldstream.job.cli", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout,
+                          preexec_fn=_limited(3))
+
+
+# ----------------------------------------------------------------------- counts in experiments
+def test_a_billion_replications_run_in_flat_memory_and_stop(tmp_path):
+    """The tasks are made as workers free up: the first results come, in bounded memory, and
+    SIGTERM stops the run with the count of all it would have run."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "foldstream.job.cli", "experiment", str(TINY), "--out", "e",
+         "--set", "replications=1000000000", "--set", "n=200", "--set", "report_every=100",
+         "--set", "modes=[split]", "--workers", "2"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_limited(4))
+    results = tmp_path / "e" / "results.jsonl"
+    deadline = time.monotonic() + 240
+    while process.poll() is None and time.monotonic() < deadline:
+        if results.exists() and results.read_text(encoding="utf-8").count("\n") >= 2:
+            break
+        time.sleep(0.5)
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == exitcodes.TERMINATED, err[-2000:]
+    assert "of 2000000000 replications are in" in " ".join(err.split()), err[-2000:]
+    assert results.read_text(encoding="utf-8").count("\n") >= 2
+
+
+def test_more_workers_than_the_machine_holds_are_refused(capsys):
+    code = main(["experiment", str(TINY), "--workers", "1000000"])
+    assert code == exitcodes.UNUSABLE
+    assert "--workers: 1,000,000 processes on" in capsys.readouterr().err

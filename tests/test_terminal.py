@@ -1,11 +1,12 @@
-"""User text is shown as typed (issue 18, kind 8): no rich markup, no matplotlib mathtext.
+"""User text is shown as typed (job/terminal.py): no rich markup, no matplotlib mathtext, no
+terminal control.
 
 A stream, a learner or a path may hold ``[bold]x[/bold]``, ``[/]``, ``a$b$c`` or an emoji code
-such as ``:smile:`` (issue 19): the terminal
-tables and messages show them as typed (they mangled them, or crashed after a complete run),
-and the figures' texts are the names, not typeset as math. Configuration names of learners are
-restricted, so learners with such names come from a metrics file (watch, plot and report read
-any file); streams and paths come straight from the configuration.
+such as ``:smile:``: the terminal tables and messages show them as typed, and the figures'
+texts are the names, not typeset as math. Control characters (escape sequences, C1, bidi
+overrides) are shown inert by ``inert()`` wherever text reaches a terminal. Configuration names
+of learners are restricted, so learners with such names come from a metrics file (watch, plot
+and report read any file); streams and paths come straight from the configuration.
 """
 
 from __future__ import annotations
@@ -140,10 +141,10 @@ def test_the_report_of_such_names_is_written(renamed, tmp_path):
 
 
 # ------------------------------------------------------------------ text is inert on a terminal
-"""Terminal escapes in user text are shown, never executed (issue 36, kind 3): a stream name, a
-learner name, a path or a value read from a metrics file that holds ANSI escapes, NUL, OSC 0
-(the window title), OSC 52 (the clipboard) or their 8-bit forms reached the terminal raw from
-``run``, ``watch`` (also under a pseudo-terminal), ``report``'s warnings and the error messages.
+"""Terminal escapes in user text are shown, never executed: a stream name, a learner name, a
+path or a value read from a metrics file that holds ANSI escapes, NUL, OSC 0 (the window
+title), OSC 52 (the clipboard) or their 8-bit forms reaches the terminal inert from ``run``,
+``watch`` (also under a pseudo-terminal), ``report``'s warnings and the error messages.
 """
 
 import pty

@@ -1,25 +1,18 @@
-"""Input that used to end a run or give wrong numbers without a word (issue 18, kinds 3 and 5).
-Each test here failed before its fix.
+"""Input to examples (connectors/messages.py, and the file and data set readers that share its
+rule): a parser yields examples, labels or rejected records with a reason, and never raises.
 
-* A JSON number that Python refuses to convert (an integer of 5,000 digits) raised out of every
-  parser: a file run ended with a traceback and no summary, a Kafka job died at once. Now every
-  parse error is a rejected record, whatever Python raises; the parsers are fuzzed here with
-  hypothesis (arbitrary bytes, arbitrary JSON values and documents, huge integers, NaN and
-  Infinity, deep nesting, invalid UTF-8): a parser yields examples, labels or rejected records
-  with a reason, and never raises.
-* Delayed labels (docs/method.md §13): a label row whose id never arrived was taken as a
-  featureless example, counted as ``labelled``, its class in the measures; a label that came
-  after its example expired was ``unknown`` beyond the last ``max_pending`` keys; a label row
-  with an extra field was rejected although the README says extra fields are ignored.
-* ``evaluation.positive_class`` matching no label gave null precision, recall and F1 for a
-  whole run without a word: now a warning under the final tables and a summary field.
+* A JSON number that Python refuses to convert (an integer of 5,000 digits), or any error no
+  check foresaw, is a rejected record, in a file, a Kafka message or a data set item: a file
+  run ends with its summary, a Kafka job goes on.
+* The parsers are fuzzed with hypothesis (arbitrary bytes, arbitrary JSON values and
+  documents, huge integers, NaN and Infinity, deep nesting, invalid UTF-8).
+* A row of a Kafka message and a line of a JSON Lines file go through the same checks.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
-import pickle
 import tempfile
 from pathlib import Path
 
@@ -34,7 +27,7 @@ from foldstream.connectors.generators import iter_dataset
 from foldstream.connectors.messages import ByTopic, LabelParser, MessageParser
 from foldstream.job import exitcodes
 from foldstream.job.cli import main
-from foldstream.operators.stages.delay import DoneKeys, LabelOnly
+from foldstream.operators.stages.delay import LabelOnly
 from foldstream.operators.records.base import Example, Rejected, dumps
 
 POISON = "7" * 5000  # a JSON integer Python will not convert (sys.int_max_str_digits: 4300)
@@ -286,137 +279,6 @@ def test_fuzz_long(lines, key, value):
                           "t/0@2"))
 
 
-# ------------------------------------------------------------------------------ delayed labels
-def delayed(tmp_path: Path, rows: list, name: str = "d.jsonl", **options):
-    path = write(tmp_path / name, rows_jsonl(rows))
-    return foldstream.evaluate({"path": str(path), "id_field": "id", "label": "y",
-                                "stream": "s"},
-                               {"nc": dummy.NoChangeClassifier()}, mode="single",
-                               report_every=1000, delay=options)
-
-
-def arrivals(n: int) -> list[dict]:
-    return [{"id": i, "a": float(i % 3)} for i in range(1, n + 1)]
-
-
-def test_a_label_row_for_an_id_never_seen_is_rejected_and_counts_nowhere(tmp_path):
-    labels = [{"id": i, "y": "u" if i % 3 else "v"} for i in range(1, 11)]
-    clean = delayed(tmp_path, arrivals(10) + labels, "clean.jsonl")
-    ghost = {"id": 99, "y": "ghost"}
-    dirty = delayed(tmp_path, arrivals(10) + labels[:5] + [ghost] + labels[5:])
-    assert [(r["reason"], r["location"], r["position"]) for r in dirty.rejected] == [
-        ("label of key 99: unknown (no pending example has this key)", "d.jsonl:16", 10)]
-    # the measures are those of the run without it: it is no example, its class no class
-    assert stripped(by_type(dirty, "measures")) == stripped(by_type(clean, "measures"))
-    last = by_type(dirty, "measures")[-1]
-    assert (last["position"], last["labelled"], last["pending"]) == (10, 10, 0)
-    summary = by_type(dirty, "summary")[0]
-    assert (summary["examples_read"], summary["examples_rejected"]) == (21, 1)
-
-
-def test_extra_fields_of_a_label_row_are_ignored(tmp_path):
-    labels = [{"id": i, "y": "u", "note": f"checked by {i}", "when": "2026-01-01"}
-              for i in range(1, 6)]
-    results = delayed(tmp_path, arrivals(5) + labels)
-    assert results.rejected == []
-    last = by_type(results, "measures")[-1]
-    assert (last["labelled"], last["pending"]) == (5, 0)
-
-
-def test_a_label_row_with_extra_fields_for_an_unknown_id_says_both(tmp_path):
-    results = delayed(tmp_path, arrivals(2) + [{"id": 7, "y": "u", "note": "late"}])
-    (rejected,) = results.rejected
-    assert rejected["reason"] == (
-        "label of key 7: unknown (no pending example has this key); as an example: field "
-        "'note': expected a number, got 'late' (list it in `nominal` to read it as a category)")
-
-
-def test_labels_beyond_max_pending_keys_get_their_true_reason(tmp_path):
-    """max_pending 2: the label of key 1 comes after 40 more examples expired and 40 more were
-    labelled; it is still `expired`, and a second label of key 3 still `already labelled`."""
-    rows = arrivals(3) + [{"id": 3, "y": "u"}]
-    rows += [{"id": i, "a": 1.0} for i in range(4, 84)]  # key 1, 2 and 40 more expire ...
-    rows += [{"id": i, "y": "u"} for i in range(44, 84)]  # ... and 40 are labelled
-    rows += [{"id": 1, "y": "u"}, {"id": 3, "y": "u"}, {"id": 1000, "y": "u"}]
-    results = delayed(tmp_path, rows, max_pending=40)
-    assert [r["reason"] for r in results.rejected] == [
-        "label of key 1: expired (dropped unscored beyond evaluation.delay.max_pending)",
-        "label of key 3: already labelled",
-        "label of key 1000: unknown (no pending example has this key)"]
-    last = by_type(results, "measures")[-1]
-    assert (last["position"], last["labelled"], last["pending"], last["expired"]) == \
-        (83, 41, 0, 42)
-
-
-def test_done_keys_are_exact_for_many_keys_and_cost_9_bytes_each():
-    done = DoneKeys()
-    n = 60_000
-    for i in range(n):
-        done.set(i, DoneKeys.EXPIRED if i % 3 else DoneKeys.LABELLED)
-        done.set(f"k{i}", DoneKeys.LABELLED)
-    for i in range(0, n, 3):
-        done.set(i + 1, DoneKeys.LABELLED)  # a key done again: its new state
-    again = pickle.loads(pickle.dumps(done))
-    for keys in (done, again):
-        assert len(keys) == 2 * n
-        assert [keys.get(i) for i in range(6)] == [1, 1, 2, 1, 1, 2]
-        assert keys.get("k17") == DoneKeys.LABELLED and keys.get("17") == 0
-        assert keys.get(n) == 0 and keys.get(-1) == 0 and keys.get("k") == 0
-    assert done.nbytes / len(done) <= 9.0
-    assert all(done.get(i) for i in range(n)) and all(done.get(f"k{i}") for i in range(n))
-
-
-def test_a_checkpoint_from_before_done_keys_restores_its_keys():
-    """A delay fan-out pickled by the previous version (a checkpoint of a run to resume) kept
-    its done keys as ``{why: {key: None}}``; restored, they are :class:`DoneKeys`."""
-    from collections import OrderedDict
-
-    from foldstream.operators.stages.delay import BadLabel, DelayFanOut
-    from foldstream.operators.stages.fanout import FanOutPlan
-
-    fan_out = DelayFanOut("s", FanOutPlan("single"), batch_size=10, max_pending=2)
-    fan_out.add(Example("s", {"a": 1.0}, None, 5))
-    fan_out.__dict__["_done"] = {"labelled": OrderedDict({3: None}),
-                                 "expired": OrderedDict({1: None})}
-    restored = pickle.loads(pickle.dumps(fan_out))
-    reasons = []
-    for key in (1, 3, 4):
-        with pytest.raises(BadLabel) as bad:
-            restored.add(LabelOnly("s", key, "u"))
-        reasons.append(str(bad.value).split(": ", 1)[1])
-    assert reasons == ["expired (dropped unscored beyond evaluation.delay.max_pending)",
-                       "already labelled", "unknown (no pending example has this key)"]
-
-
-# ----------------------------------------------------------------------------- positive_class
-def run_with_positive(tmp_path: Path, capsys, positive: str) -> tuple[dict, str]:
-    data = write(tmp_path / "s.csv", "x,target\n" + "".join(f"{i % 5},{i % 2}\n"
-                                                             for i in range(60)))
-    records = tmp_path / "out.jsonl"
-    code = main(["run", "--set", f"source={{kind: file, path: '{data}', stream: s}}",
-                 "--set", f"sink={{kind: file, path: '{records}', "
-                          f"dead_letter_path: '{tmp_path / 'dead.jsonl'}'}}",
-                 "--set", "learners=[{name: nc, model: river.dummy.NoChangeClassifier}]",
-                 "--set", "evaluation.folds=2", "--set", f"evaluation.positive_class={positive}"])
-    out = capsys.readouterr()
-    assert code == exitcodes.OK, out.err
-    summary = json.loads(records.read_text().splitlines()[-1])
-    return summary, " ".join((out.out + out.err).split())
-
-
-def test_a_positive_class_that_matches_no_label_is_a_warning_and_a_summary_field(
-        tmp_path, capsys):
-    from foldstream.job.tools.schema import validate_record
-
-    summary, shown = run_with_positive(tmp_path, capsys, "up")
-    assert summary["type"] == "summary" and summary["positive_class_not_seen"] == "up"
-    validate_record(summary)
-    assert ("warning: evaluation.positive_class 'up' matches no label of stream s: precision, "
-            "recall and F1 are undefined") in shown
-    summary, shown = run_with_positive(tmp_path, capsys, "1")
-    assert "positive_class_not_seen" not in summary and "warning" not in shown
-
-
 # ----------------------------------------------------------------------------- Kafka, Flink
 @pytest.mark.kafka
 @pytest.mark.flink  # slow (tests/conftest.py)
@@ -448,3 +310,28 @@ def test_a_poison_message_on_kafka_is_a_dead_letter_and_the_job_goes_on(kafka_br
     assert summary["type"] == "summary"
     assert (summary["position"], summary["examples_read"], summary["examples_rejected"]) == \
         (60, 61, 1)
+
+
+# A row of a Kafka message and a line of a JSON Lines file go through the same checks
+# (connectors/rows.py): the same examples, and rejections for the same reasons in the same words.
+
+MESSAGE_ROWS = ['{"a": 1, "c": "red", "y": "u", "id": 7}', '{"a": "1", "y": "u", "id": 8}',
+        '{"a": 1, "y": [1], "id": 9}', '{"a": 1, "y": "u"}', '{"a": null, "y": "u", "id": 1}', '{"a": 1e400, "y": 1, "id": 3}',
+        '{"a": 1', '{"a": 2, "c": 2000, "y": true, "id": "k"}']
+
+
+def test_kafka_messages_and_json_lines_share_their_checks(tmp_path):
+    from foldstream.connectors.messages import MessageParser
+
+    path = write(tmp_path / "s.jsonl", "\n".join(MESSAGE_ROWS) + "\n")
+    from_file = list(iter_file(path, label="y", nominal=["c"], id_field="id"))
+    parse = MessageParser(label="y", nominal=["c"], id_field="id")
+    from_messages = [item for i, row in enumerate(MESSAGE_ROWS) for item in parse(b"s", row.encode(), f"t@{i}")]
+    assert [type(r) for r in from_file] == [type(r) for r in from_messages]
+    assert sum(isinstance(r, Example) for r in from_file) == 2
+    for line, (f, m) in enumerate(zip(from_file, from_messages), start=1):
+        if isinstance(f, Example):
+            assert (f.x, f.y, f.key) == (m.x, m.y, m.key)
+        else:  # "line 3: ..." and "message t@2: ..." give the same reason
+            assert f.reason.removeprefix(f"line {line}: ") == m.reason.removeprefix(f"message t@{line - 1}: ")
+            assert f.reason != m.reason

@@ -1,26 +1,25 @@
-"""Tests of the connectors: file readers, river generators and sinks."""
+"""The file readers (connectors/files.py): CSV, ARFF and JSON Lines, plain or gzip; one bad line
+is one rejected record; labels, nominal features and ids; header errors at the call; limit and
+row counts; any line gives one record; the packaged Electricity file."""
 
 from __future__ import annotations
 
 import collections
+import csv
 import gzip
 import hashlib
 import json
 import math
-import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from foldstream.connectors import files
-from foldstream.operators.learners.imports import import_object
 from foldstream.connectors.files import count_rows, iter_file, packaged_elec_path
-from foldstream.connectors.generators import iter_generator
-from foldstream.connectors.sinks import JsonLinesSink, MemorySink, StdoutSink
-from foldstream.operators.records.base import Example, Rejected, dumps
+from foldstream.job.cli import main
+from foldstream.operators.records.base import Example, Rejected
 
 #: sha256 of the packaged Electricity (connectors/data/elec.csv.gz), the copy the counts below,
 #: the README's and the golden file were taken from: a changed file fails here on any clone.
@@ -413,153 +412,120 @@ def test_whole_elec_file():
     assert count_rows(path) == 45_312
 
 
-# --------------------------------------------------------------------------------------------
-# Generators
+# CSV as RFC 4180 says: a quoted field may hold line breaks, quotes (doubled) and separators; such
+# a record is one row wherever a CSV file is read, numbered by its first line.
 
-GENERATORS = [
-    ("river.datasets.synth.SEA", {"variant": 1, "noise": 0.1}),
-    ("river.datasets.synth.Hyperplane", {"n_features": 4, "mag_change": 0.01}),
-    ("river.datasets.synth.RandomRBFDrift", {"n_classes": 3, "change_speed": 0.01}),
-    ("river.datasets.synth.LED", {"noise_percentage": 0.1}),
-    ("river.datasets.synth.Agrawal", {"classification_function": 2}),
-]
-
-
-@pytest.mark.parametrize(("model", "params"), GENERATORS,
-                         ids=[g[0].rsplit(".")[-1] for g in GENERATORS])
-def test_generator_yields_limit_examples_reproducibly(model, params):
-    first = list(iter_generator(model, params, seed=7, limit=200))
-    assert len(first) == 200
-    assert all(isinstance(e, Example) for e in first)
-    assert {e.stream for e in first} == {model.rsplit(".", 1)[-1].lower()}
-    assert all(e.key is None and e.location for e in first)
-    assert all(isinstance(name, str) for e in first for name in e.x)
-    assert not any(isinstance(v, np.generic) for e in first for v in [*e.x.values(), e.y])
-    assert all(isinstance(v, (int, float)) for e in first for v in e.x.values())
-    again = list(iter_generator(model, params, seed=7, limit=200))
-    assert [(e.x, e.y) for e in again] == [(e.x, e.y) for e in first]
-    other = list(iter_generator(model, params, seed=8, limit=200))
-    assert [e.x for e in other] != [e.x for e in first]
+def _quoted_rows(n: int, end: str = "\n") -> tuple[str, list[str]]:
+    """``n`` rows of ``a,note,y``, every fourth note a quoted field holding a line break, a
+    comma and a doubled quote; and the notes as read."""
+    lines, notes = [f"a,note,y{end}"], []
+    for i in range(n):
+        note = f'row {i}{end}says ""hi"", then stops' if i % 4 == 0 else f"plain {i}"
+        lines.append(f'{i},"{note}",{"ud"[i % 2]}{end}' if i % 4 == 0
+                     else f"{i},{note},{'ud'[i % 2]}{end}")
+        notes.append(note.replace('""', '"'))
+    return "".join(lines), notes
 
 
-def test_generator_seed_fills_every_seed_parameter():
-    # RandomRBF has seed_model and seed_sample and no `seed`: both take the seed.
-    a = list(iter_generator("river.datasets.synth.RandomRBF", {}, seed=3, limit=20))
-    b = list(iter_generator("river.datasets.synth.RandomRBF", {"seed_model": 3}, seed=3,
-                            limit=20))
-    assert [(e.x, e.y) for e in a] == [(e.x, e.y) for e in b]
-    with pytest.raises(ValueError, match="seed given twice"):
-        iter_generator("river.datasets.synth.SEA", {"seed": 1}, seed=2, limit=5)
+@pytest.mark.parametrize("end", ["\n", "\r\n"])
+@pytest.mark.parametrize("gz", [False, True])
+def test_400_rows_with_quoted_line_breaks_are_400_examples(tmp_path, end, gz):
+    text, notes = _quoted_rows(400, end)
+    path = tmp_path / ("q.csv.gz" if gz else "q.csv")
+    path.write_bytes(gzip.compress(text.encode()) if gz else text.encode())
+    items = list(iter_file(path, label="y", nominal=["note"]))
+    assert [type(item) for item in items] == [Example] * 400
+    assert [item.x["note"] for item in items] == notes  # the line end kept, as written
+    assert [item.x["a"] for item in items] == [float(i) for i in range(400)]
+    lines = [1 + 1 + i + (i + 3) // 4 for i in range(400)]  # each row's first line
+    assert [item.location for item in items] == [f"{path.name}:{n}" for n in lines]
+    assert count_rows(path) == 400
+    assert count_rows(path, at_most=10) == 10
 
 
-def test_generator_values_kept_as_river_yields_them():
-    (led,) = iter_generator("river.datasets.synth.LED", {}, seed=1, limit=1)
-    assert all(type(v) is int for v in led.x.values()) and type(led.y) is int
-    (sea,) = iter_generator("river.datasets.synth.SEA", {}, seed=1, limit=1, stream="s")
-    assert list(sea.x) == ["0", "1", "2"] and type(sea.y) is bool and sea.stream == "s"
+def test_a_run_counts_400_rows_read_not_404(tmp_path):
+    text, _ = _quoted_rows(400)
+    (tmp_path / "q.csv").write_text(text)
+    sink = tmp_path / "m.jsonl"
+    assert main(["run", "--quiet", "--set", f"source={{kind: file, path: {tmp_path / 'q.csv'}, "
+                 f"label: y, nominal: [note]}}", "--set", "evaluation.folds=2",
+                 "--set", f"sink.path={sink}"]) == 0
+    summary = [json.loads(line) for line in sink.read_text().splitlines()][-1]
+    assert (summary["examples_read"], summary["examples_rejected"]) == (400, 0)
 
 
-def test_concept_drift_stream_with_nested_generators():
-    params = {"stream": {"model": "river.datasets.synth.SEA", "params": {"variant": 0}},
-              "drift_stream": {"model": "river.datasets.synth.SEA", "params": {"variant": 3}},
-              "position": 50, "width": 10}
-    first = list(iter_generator("river.datasets.synth.ConceptDriftStream", params, 5, 100))
-    again = list(iter_generator("river.datasets.synth.ConceptDriftStream", params, 5, 100))
-    assert len(first) == 100 and first[0].stream == "conceptdriftstream"
-    assert [(e.x, e.y) for e in first] == [(e.x, e.y) for e in again]
-    with pytest.raises(ValueError, match="unknown keys"):
-        iter_generator("river.datasets.synth.ConceptDriftStream",
-                       {"stream": {"model": "river.datasets.synth.SEA", "extra": 1}}, 5, 10)
+def test_quotes_and_separators_inside_quotes(tmp_path):
+    path = tmp_path / "s.csv"
+    path.write_text('y,"a, the ""first""",b\nu,"1,2",3\nd,"say ""no""",""\n')
+    first, second = iter_file(path, label="y", nominal=["a, the \"first\"", "b"])
+    assert first.x == {'a, the "first"': "1,2", "b": "3"}
+    assert isinstance(second, Rejected)  # an empty quoted field is a missing value
+    assert second.reason == "line 3: column 'b': missing value"
 
 
-@pytest.mark.parametrize(("model", "params", "limit", "match"), [
-    ("river.datasets.synth.SEA", {}, None, "limit"),
-    ("river.datasets.synth.SEA", {}, -1, "limit"),
-    ("river.datasets.synth.Nope", {}, 5, "river.datasets.synth.Nope"),
-    ("river.datasets.synth.SEA", {"colour": 1}, 5, "cannot build river.datasets.synth.SEA"),
-    ("river.datasets.synth.Friedman", {}, 5, "regression"),
-])
-def test_generator_errors(model, params, limit, match):
-    with pytest.raises(ValueError, match=match):
-        iter_generator(model, params, seed=1, limit=limit)
+def test_a_header_with_a_quoted_line_break_numbers_the_rows_after_it(tmp_path):
+    path = tmp_path / "h.csv"
+    path.write_text('"first\nfeature",y\n1,u\n2,d\n')
+    items = list(iter_file(path, label="y"))
+    assert [item.x for item in items] == [{"first\nfeature": 1.0}, {"first\nfeature": 2.0}]
+    assert [item.location for item in items] == ["h.csv:3", "h.csv:4"]
+    assert count_rows(path) == 2
 
 
-def test_import_object(tmp_path, monkeypatch):
-    from river.datasets import synth
-    assert import_object("river.datasets.synth.SEA") is synth.SEA
-    assert import_object("river.datasets.synth") is synth
-    for bad, match in [("SEA", "not a dotted path"), ("river..x", "not a dotted path"),
-                       ("nowhere_xyz.thing", "no module named 'nowhere_xyz'"),
-                       ("river.datasets.synth.Nope", "has no attribute 'Nope'")]:
-        with pytest.raises(ValueError, match=match) as info:
-            import_object(bad)
-        assert repr(bad) in str(info.value)
-    # A module that exists but lacks a dependency of its own: that is the error to show.
-    (tmp_path / "fs_broken_mod.py").write_text("import fs_missing_dependency_xyz\nX = 1\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(ValueError, match="fs_missing_dependency_xyz"):
-        import_object("fs_broken_mod.X")
-    sys.modules.pop("fs_broken_mod", None)
+def test_a_quote_never_closed_costs_its_own_line_only(tmp_path):
+    path = tmp_path / "o.csv"
+    path.write_text('a,y\n1,u\n2,"open\n3,d\n4,u\n')
+    items = list(iter_file(path, label="y"))
+    assert [type(item) for item in items] == [Example, Rejected, Example, Example]
+    assert items[1].location == "o.csv:3"
+    assert items[1].reason == "line 3: malformed line (unexpected end of data)"
+    assert [item.x["a"] for item in items if isinstance(item, Example)] == [1.0, 3.0, 4.0]
+    assert count_rows(path) == 4
 
 
-# --------------------------------------------------------------------------------------------
-# Sinks
-
-RECORDS = [{"schema": 1, "type": "x", "v": 0.5}, {"schema": 1, "type": "y", "v": float("nan"),
-                                                  "w": np.float64(2.0), "s": "é"}]
-
-
-def test_json_lines_sink(tmp_path):
-    path = tmp_path / "out" / "deep" / "m.jsonl"
-    with JsonLinesSink(path) as sink:
-        for record in RECORDS:
-            sink.write(record)
-    assert path.read_bytes().decode("utf-8") == "".join(dumps(r) + "\n" for r in RECORDS)
-    assert [json.loads(line) for line in path.read_text("utf-8").splitlines()][1] == {
-        "schema": 1, "type": "y", "v": None, "w": 2.0, "s": "é"}
-    with pytest.raises(ValueError, match="closed"):
-        sink.write(RECORDS[0])
-    sink.close()  # twice is harmless
+def test_a_quote_open_longer_than_the_csv_module_reads_costs_its_own_line_only(tmp_path):
+    path = tmp_path / "l.csv"
+    filler = "".join(f"{i},u\n" for i in range(csv.field_size_limit() // 6 + 10))
+    path.write_text('a,y\n0,"long\n' + filler)
+    items = list(iter_file(path, label="y"))
+    assert isinstance(items[0], Rejected) and items[0].location == "l.csv:2"
+    assert all(isinstance(item, Example) for item in items[1:])
+    assert len(items) == 1 + filler.count("\n")
 
 
-def test_stdout_sink(capsys):
-    with StdoutSink() as sink:
-        for record in RECORDS:
-            sink.write(record)
-    assert capsys.readouterr().out == "".join(dumps(r) + "\n" for r in RECORDS)
+def test_a_stray_quote_closed_lines_later_costs_its_own_line_only(tmp_path):
+    """Joined up to a later quote, the lines make no row of the header's width: each line is
+    read as before, on its own."""
+    path = tmp_path / "s.csv"
+    path.write_text('a,b,y\n1,"2,u\n3,4,d\n5,"6"x,u\n7,8,d\n')
+    items = list(iter_file(path, label="y"))
+    assert [item.location.split(":")[1] for item in items] == ["2", "3", "4", "5"]
+    assert [type(item) for item in items] == [Rejected, Example, Rejected, Example]
+    assert count_rows(path) == 4
 
 
-def test_memory_sink():
-    sink = MemorySink()
-    for record in RECORDS:
-        sink.write(record)
-    sink.close()
-    assert sink.records == [json.loads(dumps(r)) for r in RECORDS]
-    assert sink.records[1]["v"] is None and type(sink.records[1]["w"]) is float
-    with pytest.raises(ValueError):
-        sink.write(RECORDS[0])
+FIELD = st.text(alphabet='ab ,"\n\r\t\u00e9', min_size=1, max_size=8).filter(
+    lambda t: t.strip() != "")
 
 
-# ------------------------------------------------------------------------- Kafka messages
-# A row of a Kafka message and a line of a JSON Lines file go through the same checks
-# (connectors/rows.py): the same examples, and rejections for the same reasons in the same words.
-MESSAGE_ROWS = ['{"a": 1, "c": "red", "y": "u", "id": 7}', '{"a": "1", "y": "u", "id": 8}',
-        '{"a": 1, "y": [1], "id": 9}', '{"a": 1, "y": "u"}', '{"a": null, "y": "u", "id": 1}', '{"a": 1e400, "y": 1, "id": 3}',
-        '{"a": 1', '{"a": 2, "c": 2000, "y": true, "id": "k"}']
-
-
-def test_kafka_messages_and_json_lines_share_their_checks(tmp_path):
-    from foldstream.connectors.messages import MessageParser
-
-    path = write(tmp_path, "s.jsonl", "\n".join(MESSAGE_ROWS) + "\n")
-    from_file = list(iter_file(path, label="y", nominal=["c"], id_field="id"))
-    parse = MessageParser(label="y", nominal=["c"], id_field="id")
-    from_messages = [item for i, row in enumerate(MESSAGE_ROWS) for item in parse(b"s", row.encode(), f"t@{i}")]
-    assert [type(r) for r in from_file] == [type(r) for r in from_messages]
-    assert sum(isinstance(r, Example) for r in from_file) == 2
-    for line, (f, m) in enumerate(zip(from_file, from_messages), start=1):
-        if isinstance(f, Example):
-            assert (f.x, f.y, f.key) == (m.x, m.y, m.key)
-        else:  # "line 3: ..." and "message t@2: ..." give the same reason
-            assert f.reason.removeprefix(f"line {line}: ") == m.reason.removeprefix(f"message t@{line - 1}: ")
-            assert f.reason != m.reason
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.lists(st.lists(FIELD, min_size=3, max_size=3), max_size=12),
+       end=st.sampled_from(["\n", "\r\n"]))
+def test_any_file_the_csv_module_writes_is_read_row_for_row(tmp_path_factory, rows, end):
+    """Rows of text with quotes, separators and line breaks, written by the csv module: each
+    is one example, its values as the csv module reads them back (stripped, as categories)."""
+    path = tmp_path_factory.mktemp("w") / "w.csv"
+    with path.open("w", newline="") as file:
+        # RFC 4180 quotes a field holding CR or LF; the csv module does only for the
+        # characters of its line end, so with "\n" every field is quoted
+        writer = csv.writer(file, lineterminator=end,
+                            quoting=csv.QUOTE_MINIMAL if end == "\r\n" else csv.QUOTE_ALL)
+        writer.writerow(["a", "b", "y"])
+        writer.writerows(rows)
+    with path.open(newline="") as file:
+        expected = list(csv.reader(file))[1:]
+    items = list(iter_file(path, label="y", nominal=["a", "b"]))
+    assert [type(item) for item in items] == [Example] * len(expected)
+    assert [(item.x["a"], item.x["b"], item.y) for item in items] \
+        == [tuple(value.strip() for value in row) for row in expected]
+    assert count_rows(path) == len(expected)

@@ -1,11 +1,12 @@
-"""Sinks that cannot hurt (issue 18, kinds 2 and 7); each test failed before its fix:
+"""The sinks (connectors/sinks.py) and the checks of their paths: an output never hurts an input
+or another output, and a write that fails leaves whole lines and one clear message.
 
-* ``sink.path`` equal to ``source.path`` (or a link to it) truncated the input to 0 bytes, and
-  ``validate`` said valid; a dead-letter path equal to the records path mixed both in one file;
-  an unwritable sink location passed ``validate``;
-* two runs writing one file at once both exited 0 and lost records;
-* a full disk under the records sink left the last line cut in the middle of its JSON, and a
-  traceback; a closed standard output (``| head``) a traceback.
+* ``sink.path`` equal to ``source.path`` (or a link to it), or to the configuration file, is
+  refused by ``validate`` and ``run``; so is a dead-letter path equal to the records path, and
+  an unwritable sink location;
+* a second run on a file that another run writes is refused, naming the holder;
+* a full disk under the records sink ends the run in one line, the file cut back to its last
+  whole line; a closed standard output (``| head``) ends the run quietly.
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from foldstream.connectors.sinks import JsonLinesSink, SinkUnavailable, SinkWriteFailed, \
-    check_outputs, Named
+from foldstream.connectors.sinks import JsonLinesSink, MemorySink, SinkUnavailable, \
+    SinkWriteFailed, StdoutSink, check_outputs, Named
 from foldstream.job import exitcodes
 from foldstream.job.cli import main
+from foldstream.operators.records.base import dumps
 
 LEARNER = "learners=[{name: nb, model: river.naive_bayes.GaussianNB}]"
 
@@ -269,13 +272,9 @@ def test_standard_output_on_a_full_disk_is_one_line(stream, tmp_path):
 
 
 # ------------------------------------------- the configuration file and the experiment's files
-"""Outputs that cannot hurt, everywhere (issue 36, kind 6): a ``sink.path`` naming the run's own
-configuration file overwrote it with records (exit 0); ``experiment --out e --results
-e/rates.json`` (or ``e/table.md``) appended every replication to a file the rates then
-overwrote, leaving no result line; and the reference said ``sink.path`` is "appended to" while
-a run starts it empty."""
-
-TINY = Path(__file__).resolve().parents[1] / "conf" / "experiments" / "tiny.yaml"
+"""Outputs that cannot hurt, everywhere: a ``sink.path`` naming the run's own configuration file
+is refused (it would overwrite the configuration with records), and a second run replaces the
+records file, as the configuration reference says (a file holds one run)."""
 
 
 @pytest.mark.parametrize("key", ["sink.path", "sink.dead_letter_path"])
@@ -309,30 +308,38 @@ def test_a_second_run_replaces_the_records_file_as_the_reference_says(stream, tm
     assert "replaced" in words and "append" not in words
 
 
-@pytest.mark.parametrize("results", ["{out}/rates.json", "{out}/table.md", "{out}/./rates.png",
-                                     "{config}"])
-def test_an_experiment_never_writes_one_file_twice(tmp_path, capsys, results):
-    out = tmp_path / "e"
-    out.mkdir()
-    config = tmp_path / "tiny.yaml"
-    config.write_bytes(TINY.read_bytes())
-    target = results.format(out=out, config=config)
-    code = main(["experiment", str(config), "--out", str(out), "--results", target,
-                 "--set", "replications=1", "--set", "n=200", "--set", "report_every=100",
-                 "--quiet", "--workers", "1"])
-    assert code == exitcodes.UNUSABLE
-    err = one_line(capsys.readouterr().err)
-    assert f"--results: {Path(target)} is " in err, err
-    assert sorted(p.name for p in out.iterdir()) == []  # nothing run, nothing written
-    assert config.read_bytes() == TINY.read_bytes()
+# The sinks themselves: JSON Lines, standard output, memory.
+
+RECORDS = [{"schema": 1, "type": "x", "v": 0.5}, {"schema": 1, "type": "y", "v": float("nan"),
+                                                  "w": np.float64(2.0), "s": "é"}]
 
 
-def test_an_experiment_whose_outputs_differ_runs(tmp_path, capsys):
-    out = tmp_path / "e"
-    code = main(["experiment", str(TINY), "--out", str(out), "--results", str(out / "r.jsonl"),
-                 "--set", "replications=1", "--set", "n=200", "--set", "report_every=100",
-                 "--set", "modes=[split]", "--set", "datasets=[{name: sea, source: {kind: "
-                 "generator, model: river.datasets.synth.SEA}}]", "--quiet", "--workers", "1"])
-    assert code == exitcodes.OK, capsys.readouterr().err
-    assert len((out / "r.jsonl").read_text(encoding="utf-8").splitlines()) == 1
-    assert {"rates.json", "table.md", "rates.png"} <= {p.name for p in out.iterdir()}
+def test_json_lines_sink(tmp_path):
+    path = tmp_path / "out" / "deep" / "m.jsonl"
+    with JsonLinesSink(path) as sink:
+        for record in RECORDS:
+            sink.write(record)
+    assert path.read_bytes().decode("utf-8") == "".join(dumps(r) + "\n" for r in RECORDS)
+    assert [json.loads(line) for line in path.read_text("utf-8").splitlines()][1] == {
+        "schema": 1, "type": "y", "v": None, "w": 2.0, "s": "é"}
+    with pytest.raises(ValueError, match="closed"):
+        sink.write(RECORDS[0])
+    sink.close()  # twice is harmless
+
+
+def test_stdout_sink(capsys):
+    with StdoutSink() as sink:
+        for record in RECORDS:
+            sink.write(record)
+    assert capsys.readouterr().out == "".join(dumps(r) + "\n" for r in RECORDS)
+
+
+def test_memory_sink():
+    sink = MemorySink()
+    for record in RECORDS:
+        sink.write(record)
+    sink.close()
+    assert sink.records == [json.loads(dumps(r)) for r in RECORDS]
+    assert sink.records[1]["v"] is None and type(sink.records[1]["w"]) is float
+    with pytest.raises(ValueError):
+        sink.write(RECORDS[0])

@@ -1,5 +1,6 @@
-"""The learners of Bifet et al.'s experiments (docs/method.md §14): per-fold seeds and the
-seeded noise filter, from a configuration, the same in every run and batch size."""
+"""The noise filter (operators/learners/noise.py) and the learners of Bifet et al.'s experiments
+(docs/method.md §14): per-fold seeds and the seeded noise filter, from a configuration, the
+same in every run and batch size."""
 
 from __future__ import annotations
 
