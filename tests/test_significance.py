@@ -507,7 +507,7 @@ def _reference_sets() -> dict[str, list[np.ndarray]]:
 
 def write_reference(path: Path = REFERENCE) -> None:
     """Compute scipy's answers for :func:`_reference_sets` and write them to ``path``
-    (``python tests/test_stats_exact.py``)."""
+    (``python tests/test_significance.py``)."""
     sets = {alternative: {"vectors": [v.tolist() for v in vectors],
                           "expected": [[repr(s), repr(p)] for s, p in _scipy(vectors, alternative)]}
             for alternative, vectors in _reference_sets().items()}

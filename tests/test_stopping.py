@@ -28,7 +28,7 @@ from foldstream.job.engines.stopping import Interrupted, interruptible
 from foldstream.job.tools.schema import validate_record
 
 LEARNERS = textwrap.dedent('''
-    """Learners that misbehave at their ``after``-th ``learn_one`` (tests/test_trust_stop.py)."""
+    """Learners that misbehave at their ``after``-th ``learn_one`` (tests/test_stopping.py)."""
     import os
     import time
 
