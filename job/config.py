@@ -495,6 +495,10 @@ class EngineConfig(_Strict):
     jvm_options: list[str] = Field(
         list(DEFAULT_JVM_OPTIONS), description="MOA learners: the options of the JVM each "
                                                "process starts on first use (its heap)")
+    threads: int | None = Field(
+        None, ge=1, le=1024, description="MOA learners: Java threads that run the folds of a batch "
+                                         "side by side (the same records as one; default: the "
+                                         "machine's cores)")
     keying: Literal["fold", "learner_fold"] = Field(
         "fold", description="flink: one key per fold hosting every learner and the evaluator, "
                             "or one key per learner and fold (bench/README.md compares them)")
@@ -546,6 +550,11 @@ class EngineConfig(_Strict):
         except JvmOptionsError as error:
             raise ValueError(str(error).removeprefix("engine.jvm_options: ")) from None
         return value
+
+    @property
+    def java_threads(self) -> int:
+        """``threads``, or this machine's cores when it is not set."""
+        return self.threads or os.cpu_count() or 1
 
     @property
     def task_slots(self) -> int:

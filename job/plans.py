@@ -30,6 +30,7 @@ class Plans:
     dead_letter_max_bytes: int = DEAD_LETTER_MAX_BYTES  # sink.dead_letter_max_bytes
     max_pending: int | None = None  # delayed labels (docs/method.md §13); None: undelayed
     max_classes: int = MAX_CLASSES  # evaluation.max_classes
+    threads: int = 1  # engine.threads: Java threads running a batch's MOA folds side by side
 
     @property
     def delayed(self) -> bool:
@@ -123,6 +124,7 @@ def make_plans(config: Config) -> Plans:
         dead_letter_max_bytes=config.sink.dead_letter_max_bytes,
         max_pending=config.evaluation.delay.max_pending if config.delayed else None,
         max_classes=ev.max_classes,
+        threads=config.engine.java_threads,
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator, Sequence
 
 from foldstream.operators.models import CLASSIFIER, check
 from foldstream.operators.moa import MoaClassifier, is_moa
@@ -296,11 +296,38 @@ class LearnerTask:
         if self.failed is not None:  # quarantined: no prediction, nothing learned
             y_pred, error = [-1] * len(scored), None
         elif hasattr(self.model, "run_batch"):  # MOA's: one call per batch
-            y_pred, scored, error = self.model.run_batch(batch, prequential, xs)
-            if error is not None:
-                error = self.failed = LearnerError(*error)
+            return self.finish(batch, self.model.run_batch(batch, prequential, xs))
         else:
             y_pred, error = self._predict_learn(batch, xs, scored)
+        return self._predictions(batch, y_pred, scored, error)
+
+    def splits(self, batch: FoldBatch | DelayFoldBatch) -> bool:
+        """Whether :meth:`start` may hand ``batch`` to another thread: a MOA learner's
+        undelayed batch, the replica not quarantined."""
+        return (self.failed is None and isinstance(batch, FoldBatch)
+                and hasattr(self.model, "start_batch"))
+
+    def start(self, batch: FoldBatch, threads: int) -> Any:
+        """:meth:`process` of a batch that :meth:`splits`, up to the learner's answer, which
+        Java's pool of ``threads`` threads works on meanwhile; :meth:`collect` takes it."""
+        encoder = self.lag_encoder
+        xs = batch.xs if encoder is None else \
+            [encoder.add_to(x, lags) for x, lags in zip(batch.xs, batch.lags)]
+        return self.model.start_batch(batch, self.prequential, xs, threads)
+
+    def collect(self, batch: FoldBatch, started: Any) -> PredictionBatch:
+        """The predictions of ``batch``, whose :meth:`start` gave ``started``."""
+        return self.finish(batch, self.model.finish_batch(started))
+
+    def finish(self, batch: FoldBatch, result: tuple) -> PredictionBatch:
+        """The predictions of ``batch`` from the batch path's (y_pred, scored, error)."""
+        y_pred, scored, error = result
+        if error is not None:
+            error = self.failed = LearnerError(*error)
+        return self._predictions(batch, y_pred, scored, error)
+
+    def _predictions(self, batch: FoldBatch, y_pred: list[int], scored: list[bool],
+                     error: LearnerError | None) -> PredictionBatch:
         return PredictionBatch(
             stream=batch.stream, fold=batch.fold, learner=self.spec.name, seq=batch.seq,
             start=batch.start, y=batch.y, prev_y=batch.prev_y, y_pred=y_pred, scored=scored,
@@ -383,3 +410,42 @@ class LearnerTask:
             stream=batch.stream, fold=batch.fold, learner=self.spec.name, seq=batch.seq,
             events=events, y_pred=y_pred, scored=scored, classes=classes, final=batch.final,
             error=error)
+
+
+def process_all(work: Sequence[tuple[LearnerTask, FoldBatch | DelayFoldBatch]],
+                threads: int = 1) -> Iterator[PredictionBatch | DelayPredictionBatch]:
+    """Each ``(task, batch)`` of ``work`` processed, the predictions yielded in ``work``'s order
+    (:meth:`LearnerTask.process` of each in turn gives the same, object for object).
+
+    With ``threads`` above 1, the batches of MOA's learners (:meth:`LearnerTask.splits`) are
+    handed to Java's pool of that many threads ahead of their turn, so the folds learn side by
+    side while this thread takes the answers in order; a task is handed its next batch only
+    once its last answer is taken (one thread at a time per model, its batches in order). The
+    learners' randomness is their own (a fold's model draws from its own ``Random``), so which
+    thread runs it changes nothing.
+
+    >>> from foldstream.operators.fanout import FanOut, FanOutPlan
+    >>> from foldstream.operators.records import ExampleBatch
+    >>> batches = FanOut("s", FanOutPlan("bootstrap", folds=2)).process(
+    ...     ExampleBatch("s", 0, 0, [1, 2], [{"a": 1.0}, {"a": 2.0}], [0, 1]))
+    >>> spec = LearnerSpec("nb", "river.naive_bayes.GaussianNB")
+    >>> [p.fold for p in process_all([(LearnerTask(spec, b.fold), b) for b in batches], 2)]
+    [0, 1]
+    """
+    started: dict[int, Any] = {}  # index in work -> the call handed to Java
+    busy: set[int] = set()  # id() of the tasks with a call in Java
+    ahead = 0  # the next index to consider handing over
+    for i, (task, batch) in enumerate(work):
+        while threads > 1 and ahead < len(work):
+            other, other_batch = work[ahead]
+            if other.splits(other_batch):
+                if id(other) in busy:
+                    break  # its previous batch first
+                started[ahead] = other.start(other_batch, threads)
+                busy.add(id(other))
+            ahead += 1
+        if i in started:
+            busy.discard(id(task))
+            yield task.collect(batch, started.pop(i))
+        else:
+            yield task.process(batch)

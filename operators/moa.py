@@ -59,7 +59,7 @@ import tempfile
 import threading
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
@@ -436,6 +436,30 @@ def _as_error(text: str) -> Exception:
     return type(name, (RuntimeError,), {})(message)
 
 
+class JavaCall(NamedTuple):
+    """A learner's batch handed to Java (:meth:`MoaClassifier.send`): ``size`` examples of
+    which the first ``rows`` went; ``answer`` Java's predictions, or its ``Future`` of them
+    when ``pending``; ``bad``/``reason`` the example whose value the header could not take;
+    ``error`` the Java exception raised while handing it over."""
+
+    size: int
+    rows: int
+    answer: Any
+    bad: int | None = None
+    reason: str | None = None
+    pending: bool = False
+    error: Any = None
+
+
+class BatchCall(NamedTuple):
+    """A learner task's batch begun by :meth:`MoaClassifier.start_batch`: its first position,
+    which examples are scored, and the Java call."""
+
+    start: int
+    scored: list[bool]
+    call: JavaCall
+
+
 class MoaClassifier:
     """A MOA classifier with river's learner interface, plus a batch path.
 
@@ -589,6 +613,14 @@ class MoaClassifier:
 
         Returns the predicted codes (-1: none) and, on an error, (index of its example, phase,
         ``"Type: message"``); the examples after it are neither predicted nor trained on."""
+        return self.receive(self.send(xs, y, weights, predict, classes, threads=1))
+
+    def send(self, xs: Sequence[dict], y: Sequence[int], weights: Sequence[int],
+             predict: Sequence[bool], classes: Sequence[Any], threads: int) -> "JavaCall":
+        """:meth:`run` up to its answer: the header grown and the rows encoded here, then
+        Java's work done at once (``threads`` 1) or handed to the pool of ``threads`` Java
+        threads (``FoldLearner.submit``), whose answer :meth:`receive` waits for. Until then
+        this learner must not be used again."""
         import jpype
 
         try:
@@ -597,36 +629,64 @@ class MoaClassifier:
             rows, bad, reason = self._encode(xs)
             n = len(rows)
             learner = self._learner
-            out = learner.process(
-                jpype.JArray(jpype.JDouble)(rows.ravel()),
-                jpype.JArray(jpype.JInt)(np.asarray(y[:n], dtype=np.int32)),
-                jpype.JArray(jpype.JInt)(np.asarray(weights[:n], dtype=np.int32)),
-                jpype.JArray(jpype.JBoolean)(np.asarray(predict[:n], dtype=bool)))
+            arrays = (jpype.JArray(jpype.JDouble)(rows.ravel()),
+                      jpype.JArray(jpype.JInt)(np.asarray(y[:n], dtype=np.int32)),
+                      jpype.JArray(jpype.JInt)(np.asarray(weights[:n], dtype=np.int32)),
+                      jpype.JArray(jpype.JBoolean)(np.asarray(predict[:n], dtype=bool)))
+            answer = learner.process(*arrays) if threads <= 1 else \
+                learner.submit(learner, jpype.JInt(threads), *arrays)
         except jpype.JException as error:  # made, grown or handed a batch: Java failed there
+            return JavaCall(len(xs), 0, None, error=error)
+        return JavaCall(len(xs), n, answer, bad, reason, threads > 1)
+
+    def receive(self, call: "JavaCall") -> tuple[list[int], tuple[int, str, str] | None]:
+        """The answer of :meth:`send`: the predicted codes and the error, as :meth:`run`."""
+        import jpype
+
+        error = call.error
+        out = call.answer
+        if error is None and call.pending:
+            try:
+                out = out.get()
+            except jpype.JException as wrapped:  # ExecutionException: the learner's own error
+                error = wrapped.getCause() or wrapped
+        if error is not None:
             text = java_error(error)
             if "OutOfMemoryError" in str(error.getClass().getName()):
                 self._learner = None  # its heap back to the other replicas
                 text += str(start_jvm().HEAP_HINT)
-            return [-1] * len(xs), (0, "predict", error_text(_as_error(text)))
-        pred = np.asarray(out).tolist() + [-1] * (len(xs) - n)
+            return [-1] * call.size, (0, "predict", error_text(_as_error(text)))
+        learner = self._learner
+        pred = np.asarray(out).tolist() + [-1] * (call.size - call.rows)
         if learner.errorIndex >= 0:
             text = error_text(_as_error(str(learner.errorText)))
             return pred, (int(learner.errorIndex), str(learner.errorPhase), text)
-        if bad is not None:
-            return pred, (bad, "predict", f"ValueError: {reason}")
+        if call.bad is not None:
+            return pred, (call.bad, "predict", f"ValueError: {call.reason}")
         return pred, None
 
     def run_batch(self, batch: Any, prequential: bool, xs: list[dict]):
         """A learner task's batch (``FoldBatch``) whose features are ``xs`` (the batch's own, or
         with the learner task's lag features): (y_pred, scored, error or None)."""
+        return self.finish_batch(self.start_batch(batch, prequential, xs, threads=1))
+
+    def start_batch(self, batch: Any, prequential: bool, xs: list[dict],
+                    threads: int) -> "BatchCall":
+        """:meth:`run_batch` up to Java's answer, on the pool of ``threads`` Java threads
+        when there are more than one (:meth:`send`); :meth:`finish_batch` takes the answer."""
         from foldstream.operators.learners import scores
 
         weights = batch.weights
         scored = [scores(prequential, w) for w in weights]
-        pred, error = self.run(xs, batch.y, weights, scored, batch.classes)
+        call = self.send(xs, batch.y, weights, scored, batch.classes, threads)
+        return BatchCall(batch.start, scored, call)
+
+    def finish_batch(self, call: "BatchCall"):
+        """(y_pred, scored, error or None) of a batch begun by :meth:`start_batch`."""
+        pred, error = self.receive(call.call)
         if error is not None:
-            error = (batch.start + error[0] + 1, *error[1:])
-        return pred, scored, error
+            error = (call.start + error[0] + 1, *error[1:])
+        return pred, call.scored, error
 
     # -- river's interface (the delayed-label path) ------------------------------------------
     def predict_one(self, x: dict) -> Any:

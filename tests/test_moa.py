@@ -22,7 +22,7 @@ import foldstream
 from foldstream.job.config import ConfigError, load_config
 from foldstream.operators.fanout import FanOut, FanOutPlan
 from foldstream.operators.learners import LearnerSpec, LearnerTask
-from foldstream.operators.moa import MoaClassifier, ensure_moa_jar, moa
+from foldstream.operators.moa import MoaClassifier, ensure_moa_jar, moa, start_jvm
 from foldstream.operators.records import ExampleBatch
 
 HT = "moa.classifiers.trees.HoeffdingTree"
@@ -256,3 +256,34 @@ def test_a_process_whose_jvm_a_thread_started_exits():
                           timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert int(proc.stdout.split()[-1]) > 0
+
+
+@pytest.mark.parametrize("mode, batch_size", [("bootstrap", 500), ("cv", 7)])
+def test_folds_on_java_threads_give_the_records_of_one_thread(elec_path, mode, batch_size):
+    """engine.threads: the folds of a batch learn side by side on Java's threads, the records
+    byte for byte those of one thread: a randomised MOA ensemble (each fold's own seed), a
+    tree, a river learner between them, and one that is quarantined mid-stream."""
+    from foldstream.job.engines.inprocess import evaluate_to_list
+    from foldstream.job.plans import make_plans, open_source
+    from foldstream.operators.records import dumps
+
+    learners = ("learners=[{name: bag, model: moa.classifiers.meta.OzaBag, options: "
+                "'-l trees.HoeffdingTree -s 4', params: {seed: 5}, fold_seeds: true}, "
+                "{name: nb, model: river.naive_bayes.GaussianNB}, "
+                "{name: ht, model: moa.classifiers.trees.HoeffdingTree, options: '-g 50'}, "
+                "{name: perceptron, model: moa.classifiers.functions.Perceptron}]")
+
+    def run(threads: int) -> list[str]:
+        cfg = load_config(None, [f"source.path={elec_path}", "source.limit=2500", learners,
+                                 f"evaluation.mode={mode}", "evaluation.folds=5",
+                                 "evaluation.report_every=500",
+                                 f"engine.batch_size={batch_size}", f"engine.threads={threads}"])
+        records, _ = evaluate_to_list(make_plans(cfg), open_source(cfg))
+        return [dumps({k: v for k, v in r.items() if k not in ("wall_time_s",
+                                                               "examples_per_second")})
+                for r in records]
+
+    one = run(1)
+    many = run(3)
+    assert start_jvm().poolThreads() == 3  # the folds went to a pool of 3
+    assert many == one

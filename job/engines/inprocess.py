@@ -33,6 +33,7 @@ from foldstream.job.plans import Plans
 from foldstream.operators.delay import DelayFanOut, LabelOnly
 from foldstream.operators.fanout import Batcher
 from foldstream.operators.head import StreamHead, TooManyClasses, counts_as_read
+from foldstream.operators.learners import process_all
 from foldstream.operators.outputs import RejectedRecord
 from foldstream.operators.records import (
     Example,
@@ -72,11 +73,11 @@ class StreamStages:
 
     def _folds(self, fold_batches: list) -> list[Record]:
         records: list[Record] = []
-        for fold_batch in fold_batches:
-            evaluator = self.evaluators[fold_batch.fold]
-            for task in self.tasks[fold_batch.fold]:
-                for report in evaluator.add(task.process(fold_batch)):
-                    records.extend(self.aggregator.add(report))
+        work = [(task, fold_batch) for fold_batch in fold_batches
+                for task in self.tasks[fold_batch.fold]]
+        for predictions in process_all(work, self.plans.threads):
+            for report in self.evaluators[predictions.fold].add(predictions):
+                records.extend(self.aggregator.add(report))
         return records
 
     @property
