@@ -64,7 +64,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 
 from foldstream.connectors.files import packaged_elec_path
 from foldstream.operators.fanout import FanOut, FanOutPlan
@@ -384,15 +384,16 @@ def timed(command: list[str]) -> tuple[float, float]:
     return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
 
-def foldstream_whole(arff: Path, label: str, learner: str, folds: int) -> Whole:
+def foldstream_whole(arff: Path, label: str, learner: str, folds: int,
+                     more: Sequence[str] = ()) -> Whole:
     """``foldstream run`` on ``arff`` in a fresh process (the ``foldstream`` beside this
-    interpreter)."""
+    interpreter), with ``more`` overrides (``engine.threads=1``, ``engine.kind=flink``)."""
     import json
 
     with tempfile.TemporaryDirectory() as tmp:
         sink = Path(tmp) / "metrics.jsonl"
         sets = [f"source={{kind: file, path: {arff}, label: {label}}}", learner, *WHOLE_OVERRIDES,
-                f"evaluation.folds={folds}", f"sink.path={sink}"]
+                f"evaluation.folds={folds}", f"sink.path={sink}", *more]
         command = [str(Path(sys.executable).with_name("foldstream")), "run", "--quiet",
                    *(a for o in sets for a in ("--set", o))]
         wall, cpu = timed(command)
@@ -413,9 +414,11 @@ def moa_whole(arff: Path, learner: str, folds: int) -> Whole:
     return Whole(wall, cpu, float(last["evaluation time (cpu seconds)"]))
 
 
-def whole(data: list[str], moa_learners: list[str], folds: int, repeat: int) -> None:
+def whole(data: list[str], moa_learners: list[str], folds: int, repeat: int,
+          more: Sequence[str] = (), nochange: bool = True) -> None:
     """The ``--whole`` table (see the module docstring): the best of ``repeat`` rounds, each
-    round MOA's task then foldstream's run, one after the other, fresh processes."""
+    round MOA's task then foldstream's run (with the ``more`` overrides), one after the other,
+    fresh processes; ``nochange``: the no-change pair too."""
     print("| data | learner | MOA whole process | foldstream whole process | x MOA (whole) "
           "| MOA CPU | foldstream CPU | MOA's evaluation CPU | foldstream job clock | load |")
     print("|---|---|---|---|---|---|---|---|---|---|")
@@ -428,13 +431,14 @@ def whole(data: list[str], moa_learners: list[str], folds: int, repeat: int) -> 
             else:
                 write_covtype_arff(arff)
                 label = "Cover_Type"
-            pairs = [NOCHANGE, *((m, learner_overrides(m)[0]) for m in moa_learners)]
+            pairs = [*([NOCHANGE] if nochange else []),
+                     *((m, learner_overrides(m)[0]) for m in moa_learners)]
             for moa_learner, overrides in pairs:
                 best_moa = best_fs = Whole(*[float("inf")] * 3)
                 loads = []
                 for round_ in range(repeat):
                     moa = moa_whole(arff, moa_learner, folds)
-                    ours = foldstream_whole(arff, label, overrides, folds)
+                    ours = foldstream_whole(arff, label, overrides, folds, more)
                     loads.append(load())
                     print(f"# {name} {moa_learner} round {round_ + 1}: MOA {moa.wall:.2f} s "
                           f"(cpu {moa.cpu:.2f}), foldstream {ours.wall:.2f} s (cpu {ours.cpu:.2f},"
@@ -512,10 +516,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="fresh processes, whole wall time, alternating with MOA's task")
     parser.add_argument("--data", default="elec,covtype", help="--whole: elec and/or covtype")
     parser.add_argument("--startup", action="store_true", help="what a start costs")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="--whole: more overrides of foldstream's runs (engine.threads=1, "
+                             "engine.kind=flink, engine.parallelism=2)")
+    parser.add_argument("--no-nochange", action="store_true",
+                        help="--whole: leave out the no-change pair")
     args = parser.parse_args(argv)
     if args.whole:
         moa_learners = [m for m in args.learners.split(",") if m]
-        whole(args.data.split(","), moa_learners, args.folds, args.repeat)
+        whole(args.data.split(","), moa_learners, args.folds, args.repeat, args.set,
+              not args.no_nochange)
         return 0
     if args.startup:
         startup(args.repeat)
