@@ -34,6 +34,12 @@ them in the Python process through JPype: one JVM per process, started on first 
   seed (MOA's default 1 without one) and the fold, as for river's ``seed``. A Java exception
   quarantines the replica as a Python one does (a ``learner_error`` record naming the Java
   class and message).
+* **Threads.** The folds of a batch are independent replicas: with ``engine.threads`` above 1
+  the engines hand each fold's batch to a pool of that many Java threads
+  (:meth:`MoaClassifier.start_batch`, ``FoldLearner.submit``; the order and the one-thread-
+  per-model rule are :func:`~foldstream.operators.learners.process_all`'s). A learner's
+  randomness is its own ``Random``, seeded per fold, so the thread that runs it changes no
+  record.
 * **Nested.** A MOA classifier may also be the model of a parameter whose annotation names
   :class:`MoaClassifier`: the ``model`` of :class:`~foldstream.operators.noise.NoiseFilter`
   (``{model: moa.classifiers.trees.HoeffdingTree, options: "-g 100", params: {seed: 3}}``,
@@ -103,6 +109,18 @@ _lock = threading.Lock()
 _java: Any = None  # the FoldLearner class once the JVM runs
 _options: tuple[str, ...] | None = None  # set by configure_jvm before the JVM starts
 _last_rows: tuple | None = None  # (xs, feature names, rows) of the last batch encoded
+_last_java: tuple | None = None  # (rows, the same as a Java double[]) of the last batch sent
+
+
+def _java_rows(rows: np.ndarray) -> Any:
+    """``rows`` as one Java ``double[]`` (a copy of their buffer), made once for the folds of
+    a batch, which share its rows (Java only reads it)."""
+    global _last_java
+    if _last_java is None or _last_java[0] is not rows:
+        import jpype
+
+        _last_java = (rows, jpype.JArray.of(np.ascontiguousarray(rows, dtype=np.float64).ravel()))
+    return _last_java[1]
 
 
 def is_moa(model: str) -> bool:
@@ -629,10 +647,10 @@ class MoaClassifier:
             rows, bad, reason = self._encode(xs)
             n = len(rows)
             learner = self._learner
-            arrays = (jpype.JArray(jpype.JDouble)(rows.ravel()),
-                      jpype.JArray(jpype.JInt)(np.asarray(y[:n], dtype=np.int32)),
-                      jpype.JArray(jpype.JInt)(np.asarray(weights[:n], dtype=np.int32)),
-                      jpype.JArray(jpype.JBoolean)(np.asarray(predict[:n], dtype=bool)))
+            arrays = (_java_rows(rows),
+                      jpype.JArray.of(np.asarray(y[:n], dtype=np.int32)),
+                      jpype.JArray.of(np.asarray(weights[:n], dtype=np.int32)),
+                      jpype.JArray.of(np.asarray(predict[:n], dtype=bool)))
             answer = learner.process(*arrays) if threads <= 1 else \
                 learner.submit(learner, jpype.JInt(threads), *arrays)
         except jpype.JException as error:  # made, grown or handed a batch: Java failed there
