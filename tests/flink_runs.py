@@ -12,7 +12,7 @@ from pathlib import Path
 from foldstream.job.config import Config
 from foldstream.job.engines.inprocess import evaluate_to_list
 from foldstream.job.plans import make_plans, open_source
-from foldstream.operators.records import dumps
+from foldstream.operators.records.base import dumps
 
 TIMING = ("wall_time_s", "examples_per_second")
 

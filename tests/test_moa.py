@@ -20,10 +20,10 @@ import pytest
 
 import foldstream
 from foldstream.job.config import ConfigError, load_config
-from foldstream.operators.fanout import FanOut, FanOutPlan
-from foldstream.operators.learners import LearnerSpec, LearnerTask
+from foldstream.operators.stages.fanout import FanOut, FanOutPlan
+from foldstream.operators.stages.learner import LearnerSpec, LearnerTask
 from foldstream.operators.moa import MoaClassifier, ensure_moa_jar, moa, start_jvm
-from foldstream.operators.records import ExampleBatch
+from foldstream.operators.records.base import ExampleBatch
 
 HT = "moa.classifiers.trees.HoeffdingTree"
 
@@ -265,7 +265,7 @@ def test_folds_on_java_threads_give_the_records_of_one_thread(elec_path, mode, b
     tree, a river learner between them, and one that is quarantined mid-stream."""
     from foldstream.job.engines.inprocess import evaluate_to_list
     from foldstream.job.plans import make_plans, open_source
-    from foldstream.operators.records import dumps
+    from foldstream.operators.records.base import dumps
 
     learners = ("learners=[{name: bag, model: moa.classifiers.meta.OzaBag, options: "
                 "'-l trees.HoeffdingTree -s 4', params: {seed: 5}, fold_seeds: true}, "

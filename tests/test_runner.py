@@ -21,7 +21,7 @@ from foldstream.job import api, cli
 from foldstream.job.config import load_config
 from foldstream.job.engines.stopping import Interrupted
 from foldstream.job.runner import RunOutcome, known_streams, run_configuration
-from foldstream.operators.records import dumps
+from foldstream.operators.records.base import dumps
 
 TIMING = ("wall_time_s", "examples_per_second")
 LEARNERS = {"nb": {"model": "river.naive_bayes.GaussianNB"},
