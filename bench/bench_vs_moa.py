@@ -19,7 +19,7 @@ Other measurements, inside one process (warm: the second run of a process on):
 
 * ``paths``: the per-example cost of driving one MOA learner on one fold from Python, by each
   path tried: per example through JPype (``predict_one`` + ``learn_one`` of
-  :class:`~foldstream.operators.moa.MoaClassifier`, two boundary crossings per example), and per
+  :class:`~foldstream.operators.learners.moa.MoaClassifier`, two boundary crossings per example), and per
   batch (:class:`~foldstream.operators.stages.learner.LearnerTask` on fold batches of ``--batch``
   examples: one crossing per batch). Electricity, one fold, weight 1.
 * ``--memory N``: RSS (the process's, JVM included) and the JVM's used heap after a GC at
@@ -31,7 +31,7 @@ Other measurements, inside one process (warm: the second run of a process on):
   process apart ("cold": the JVM's start for the first, MOA's classes loaded and not yet
   compiled by the JIT, numba's cache), then ``--repeat`` rounds alternating with MOA's task,
   the best of each. ``--profile`` adds a cProfile of one more warm run: which part limits
-  (the crossing into Java, ``operators/moa.py`` ``run``; the evaluator; the rows).
+  (the crossing into Java, ``operators/learners/moa/`` ``run``; the evaluator; the rows).
 
 * ``--nochange``: the evaluation path alone (issue 20): MOA's task with MOA's ``NoChange``
   against ``foldstream run`` in process with river's ``NoChangeClassifier``, all of Electricity,
@@ -43,7 +43,7 @@ Other measurements, inside one process (warm: the second run of a process on):
   sliding (size 1000) and fading windows, delayed labels (``evaluation.delay.examples=500``)
   and three learners (McNemar's pair counts); ``--only`` picks runs by name.
 
-MOA's jar is the one :func:`foldstream.operators.moa.ensure_moa_jar` fetches (the same module
+MOA's jar is the one :func:`foldstream.operators.learners.moa.ensure_moa_jar` fetches (the same module
 the learners use)::
 
     .venv/bin/python bench/bench_vs_moa.py --learners trees.HoeffdingTree,bayes.NaiveBayes \
@@ -69,7 +69,7 @@ from typing import NamedTuple, Sequence
 from foldstream.connectors.files import packaged_elec_path
 from foldstream.operators.stages.fanout import FanOut, FanOutPlan
 from foldstream.operators.stages.learner import LearnerSpec, LearnerTask
-from foldstream.operators.moa import MOA_VERSION, ensure_moa_jar, split_learner
+from foldstream.operators.learners.moa import MOA_VERSION, ensure_moa_jar, split_learner
 from foldstream.operators.records.base import ExampleBatch
 
 
@@ -292,7 +292,7 @@ def learners(arff: Path, names: list[str], folds: int, repeat: int, profile: boo
 
 
 PARTS = {  # what a warm run's profile is read for: the cumulative time of these functions
-    "the crossing into Java and MOA's learning (operators/moa.py run)": ("moa.py", "run"),
+    "the crossing into Java and MOA's learning (operators/learners/moa/ run)": ("classifier.py", "run"),
     "the rest of the learner task (learners.py process, less the above)": ("learners.py",
                                                                          "process"),
     "the evaluators (evaluator.py add)": ("evaluator.py", "add"),
@@ -485,7 +485,7 @@ def startup(repeat: int) -> None:
     print(f"numba, ADWIN's first batch in a fresh process, CPU: empty cache (compiled) best "
           f"{min(cold):.2f} s, cache on disk best {min(warm):.2f} s (load {load()})")
     jvm = ("import time; t = time.perf_counter(); "
-           "from foldstream.operators.moa import start_jvm; start_jvm(); s = time.perf_counter(); "
+           "from foldstream.operators.learners.moa import start_jvm; start_jvm(); s = time.perf_counter(); "
            "from foldstream.operators.learners import LearnerSpec; "
            "m = LearnerSpec('m', 'moa.classifiers.trees.HoeffdingTree').build(0); "
            "m.learn_one({'a': 1.0}, 'u'); m.predict_one({'a': 1.0}); "

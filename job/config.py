@@ -27,7 +27,7 @@ from foldstream.operators.stages.evaluator import REPORT_EVERY
 from foldstream.operators.stages.fanout import FOLD_CHOICE, FOLD_MODE, FOLD_SEED, FOLDS, MAX_FOLDS
 from foldstream.operators.stages.head import MAX_CLASSES
 from foldstream.operators.stats.measures import MEASURES
-from foldstream.operators.moa import DEFAULT_JVM_OPTIONS, JvmOptionsError, check_config, \
+from foldstream.operators.learners.moa import DEFAULT_JVM_OPTIONS, JvmOptionsError, check_config, \
     check_jvm_options, check_jvm_starts, configure_jvm, is_moa
 from foldstream.operators.stats.normalization import MAX_MATRICES, NORMALIZABLE
 from foldstream.operators.stats.consensus import CONSENSUS_WINDOW
@@ -355,7 +355,7 @@ class LearnerConfig(_Strict):
         from foldstream.operators.stages.learner import build_model, check_classifier
         from foldstream.operators.learners.models import SpecError
 
-        if is_moa(self.model):  # MOA's classifiers (operators/moa.py)
+        if is_moa(self.model):  # MOA's classifiers (operators/learners/moa/)
             check_config(self.model, self.options, self.params, self.args)
             return self
         if self.options:
@@ -565,7 +565,7 @@ class EngineConfig(_Strict):
 
 def jvm_options_first(data: Any) -> Any:
     """Set engine.jvm_options of raw configuration ``data`` before its learners are checked:
-    a MOA learner's check starts this process's JVM (operators/moa.py), once. Options that are
+    a MOA learner's check starts this process's JVM (operators/learners/moa/), once. Options that are
     not allowed, or that no JVM starts with, are a :class:`ConfigError` naming the key, before
     any JVM starts (docs/trust.md).
 

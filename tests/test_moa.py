@@ -1,4 +1,4 @@
-"""MOA's classifiers as learners (operators/moa.py): the configuration's checks, MOA's
+"""MOA's classifiers as learners (operators/learners/moa/): the configuration's checks, MOA's
 semantics through the batch path, pickling, and equality with MOA's own EvaluatePrequential.
 
 These tests start a JVM in the test process (MOA's jar is fetched into $FOLDSTREAM_CACHE on
@@ -22,7 +22,7 @@ import foldstream
 from foldstream.job.config import ConfigError, load_config
 from foldstream.operators.stages.fanout import FanOut, FanOutPlan
 from foldstream.operators.stages.learner import LearnerSpec, LearnerTask
-from foldstream.operators.moa import MoaClassifier, ensure_moa_jar, moa, start_jvm
+from foldstream.operators.learners.moa import MoaClassifier, ensure_moa_jar, moa, start_jvm
 from foldstream.operators.records.base import ExampleBatch
 
 HT = "moa.classifiers.trees.HoeffdingTree"
@@ -144,6 +144,23 @@ def test_pickles_by_java_serialisation():
     assert task.process(rest).y_pred == copy.process(rest).y_pred
 
 
+def test_a_pickle_naming_the_flat_module_loads():
+    """A state pickled when MoaClassifier lived in ``foldstream.operators.moa`` (a checkpoint of
+    before the rooms) loads as the learner it was (operators/moved.py)."""
+    rng = random.Random(3)
+    xs = [{"a": rng.random(), "b": rng.random()} for _ in range(300)]
+    ys = [int(x["a"] > x["b"]) for x in xs]
+    model = MoaClassifier(HT)
+    model.run(xs[:200], ys[:200], [1] * 200, [True] * 200, [0, 1])
+    new = pickle.dumps(model, 0)
+    assert b"foldstream.operators.learners.moa.classifier" in new
+    old = pickle.loads(new.replace(b"foldstream.operators.learners.moa.classifier",
+                                   b"foldstream.operators.moa"))
+    assert type(old) is MoaClassifier
+    assert old.run(xs[200:], ys[200:], [1] * 100, [True] * 100, [0, 1]) == \
+        model.run(xs[200:], ys[200:], [1] * 100, [True] * 100, [0, 1])
+
+
 def test_moa_and_river_side_by_side():
     from river import naive_bayes
     from river.datasets import synth
@@ -246,7 +263,7 @@ def test_a_process_whose_jvm_a_thread_started_exits():
     the process still exits when its work is done (the JVM's shutdown would wait for that
     thread's Java twin forever)."""
     code = ("import threading, foldstream\n"
-            "from foldstream.operators.moa import moa\n"
+            "from foldstream.operators.learners.moa import moa\n"
             "def go():\n"
             "    r = foldstream.evaluate('package://elec.csv.gz', {'m': moa('bayes.NaiveBayes')},"
             " folds=2, limit=300)\n"

@@ -28,7 +28,7 @@ from river.datasets import synth
 
 import foldstream
 from foldstream.job.config import ConfigError, load_config
-from foldstream.operators.moa import JvmOptionsError, check_jvm_options
+from foldstream.operators.learners.moa import JvmOptionsError, check_jvm_options
 
 FOLDSTREAM = str(Path(sys.executable).parent / "foldstream")
 SEA = "source: {kind: generator, model: river.datasets.synth.SEA, limit: 400}\n"
@@ -177,7 +177,7 @@ def test_moa_itself_refuses_a_path_to_an_object_the_text_check_missed():
     file (or a name, or a task) is refused, whatever the text looked like."""
     import jpype
 
-    from foldstream.operators.moa import start_jvm
+    from foldstream.operators.learners.moa import start_jvm
 
     learner = start_jvm()
     for cli in ("moa.classifiers.meta.OzaBag -l (meta.OzaBag -l file:/etc/passwd)",
@@ -310,7 +310,7 @@ def test_a_jvm_started_after_the_stop_handlers_leaves_sigterm_to_them():
     code = ("import os, signal, time\n"
             "got = []\n"
             "signal.signal(signal.SIGTERM, lambda s, f: got.append(s))\n"
-            "from foldstream.operators.moa import start_jvm\n"
+            "from foldstream.operators.learners.moa import start_jvm\n"
             "start_jvm()\n"
             "os.kill(os.getpid(), signal.SIGTERM)\n"
             "time.sleep(1)\n"

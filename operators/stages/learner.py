@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
 from foldstream.operators.learners.models import CLASSIFIER, check
-from foldstream.operators.moa import MoaClassifier, is_moa
+from foldstream.operators.learners.moa import MoaClassifier, is_moa
 from foldstream.operators.stats.weights import derive_seed
 from foldstream.operators.stages.delay import DelayFoldBatch, DelayPredictionBatch
 from foldstream.operators.stages.messages import (
@@ -177,7 +177,7 @@ class LearnerSpec:
         (True, True)
         """
         derive = self.fold_seeds and fold is not None
-        if is_moa(self.model):  # MOA's classifiers (operators/moa.py)
+        if is_moa(self.model):  # MOA's classifiers (operators/learners/moa/)
             return MoaClassifier(self.model, self.options, fold if derive else None,
                                  self.jvm_options, self.params.get("seed"))
         if self.prototype is not None:
