@@ -19,7 +19,7 @@ Other measurements, inside one process (warm: the second run of a process on):
 
 * ``paths``: the per-example cost of driving one MOA learner on one fold from Python, by each
   path tried: per example through JPype (``predict_one`` + ``learn_one`` of
-  :class:`~foldstream.operators.moa.MoaClassifier`, two boundary crossings per example), and per
+  :class:`~foldstream.operators.learners.moa.MoaClassifier`, two boundary crossings per example), and per
   batch (:class:`~foldstream.operators.stages.learner.LearnerTask` on fold batches of ``--batch``
   examples: one crossing per batch). Electricity, one fold, weight 1.
 * ``--memory N``: RSS (the process's, JVM included) and the JVM's used heap after a GC at
@@ -31,7 +31,7 @@ Other measurements, inside one process (warm: the second run of a process on):
   process apart ("cold": the JVM's start for the first, MOA's classes loaded and not yet
   compiled by the JIT, numba's cache), then ``--repeat`` rounds alternating with MOA's task,
   the best of each. ``--profile`` adds a cProfile of one more warm run: which part limits
-  (the crossing into Java, ``operators/moa.py`` ``run``; the evaluator; the rows).
+  (the crossing into Java, ``operators/learners/moa/`` ``run``; the evaluator; the rows).
 
 * ``--nochange``: the evaluation path alone: MOA's task with MOA's ``NoChange``
   against ``foldstream run`` in process with river's ``NoChangeClassifier``, all of Electricity,
@@ -43,7 +43,7 @@ Other measurements, inside one process (warm: the second run of a process on):
   sliding (size 1000) and fading windows, delayed labels (``evaluation.delay.examples=500``)
   and three learners (McNemar's pair counts); ``--only`` picks runs by name.
 
-MOA's jar is the one :func:`foldstream.operators.moa.ensure_moa_jar` fetches (the same module
+MOA's jar is the one :func:`foldstream.operators.learners.moa.ensure_moa_jar` fetches (the same module
 the learners use)::
 
     .venv/bin/python bench/bench_vs_moa.py --learners trees.HoeffdingTree,bayes.NaiveBayes \
@@ -64,12 +64,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 
 from foldstream.connectors.files import packaged_elec_path
 from foldstream.operators.stages.fanout import FanOut, FanOutPlan
 from foldstream.operators.stages.learner import LearnerSpec, LearnerTask
-from foldstream.operators.moa import MOA_VERSION, ensure_moa_jar, split_learner
+from foldstream.operators.learners.moa import MOA_VERSION, ensure_moa_jar, split_learner
 from foldstream.operators.records.base import ExampleBatch
 
 
@@ -292,7 +292,7 @@ def learners(arff: Path, names: list[str], folds: int, repeat: int, profile: boo
 
 
 PARTS = {  # what a warm run's profile is read for: the cumulative time of these functions
-    "the crossing into Java and MOA's learning (operators/moa.py run)": ("moa.py", "run"),
+    "the crossing into Java and MOA's learning (operators/learners/moa/ run)": ("classifier.py", "run"),
     "the rest of the learner task (learners.py process, less the above)": ("learners.py",
                                                                          "process"),
     "the evaluators (evaluator.py add)": ("evaluator.py", "add"),
@@ -384,15 +384,16 @@ def timed(command: list[str]) -> tuple[float, float]:
     return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
 
-def foldstream_whole(arff: Path, label: str, learner: str, folds: int) -> Whole:
+def foldstream_whole(arff: Path, label: str, learner: str, folds: int,
+                     more: Sequence[str] = ()) -> Whole:
     """``foldstream run`` on ``arff`` in a fresh process (the ``foldstream`` beside this
-    interpreter)."""
+    interpreter), with ``more`` overrides (``engine.threads=1``, ``engine.kind=flink``)."""
     import json
 
     with tempfile.TemporaryDirectory() as tmp:
         sink = Path(tmp) / "metrics.jsonl"
         sets = [f"source={{kind: file, path: {arff}, label: {label}}}", learner, *WHOLE_OVERRIDES,
-                f"evaluation.folds={folds}", f"sink.path={sink}"]
+                f"evaluation.folds={folds}", f"sink.path={sink}", *more]
         command = [str(Path(sys.executable).with_name("foldstream")), "run", "--quiet",
                    *(a for o in sets for a in ("--set", o))]
         wall, cpu = timed(command)
@@ -413,9 +414,11 @@ def moa_whole(arff: Path, learner: str, folds: int) -> Whole:
     return Whole(wall, cpu, float(last["evaluation time (cpu seconds)"]))
 
 
-def whole(data: list[str], moa_learners: list[str], folds: int, repeat: int) -> None:
+def whole(data: list[str], moa_learners: list[str], folds: int, repeat: int,
+          more: Sequence[str] = (), nochange: bool = True) -> None:
     """The ``--whole`` table (see the module docstring): the best of ``repeat`` rounds, each
-    round MOA's task then foldstream's run, one after the other, fresh processes."""
+    round MOA's task then foldstream's run (with the ``more`` overrides), one after the other,
+    fresh processes; ``nochange``: the no-change pair too."""
     print("| data | learner | MOA whole process | foldstream whole process | x MOA (whole) "
           "| MOA CPU | foldstream CPU | MOA's evaluation CPU | foldstream job clock | load |")
     print("|---|---|---|---|---|---|---|---|---|---|")
@@ -428,13 +431,14 @@ def whole(data: list[str], moa_learners: list[str], folds: int, repeat: int) -> 
             else:
                 write_covtype_arff(arff)
                 label = "Cover_Type"
-            pairs = [NOCHANGE, *((m, learner_overrides(m)[0]) for m in moa_learners)]
+            pairs = [*([NOCHANGE] if nochange else []),
+                     *((m, learner_overrides(m)[0]) for m in moa_learners)]
             for moa_learner, overrides in pairs:
                 best_moa = best_fs = Whole(*[float("inf")] * 3)
                 loads = []
                 for round_ in range(repeat):
                     moa = moa_whole(arff, moa_learner, folds)
-                    ours = foldstream_whole(arff, label, overrides, folds)
+                    ours = foldstream_whole(arff, label, overrides, folds, more)
                     loads.append(load())
                     print(f"# {name} {moa_learner} round {round_ + 1}: MOA {moa.wall:.2f} s "
                           f"(cpu {moa.cpu:.2f}), foldstream {ours.wall:.2f} s (cpu {ours.cpu:.2f},"
@@ -481,7 +485,7 @@ def startup(repeat: int) -> None:
     print(f"numba, ADWIN's first batch in a fresh process, CPU: empty cache (compiled) best "
           f"{min(cold):.2f} s, cache on disk best {min(warm):.2f} s (load {load()})")
     jvm = ("import time; t = time.perf_counter(); "
-           "from foldstream.operators.moa import start_jvm; start_jvm(); s = time.perf_counter(); "
+           "from foldstream.operators.learners.moa import start_jvm; start_jvm(); s = time.perf_counter(); "
            "from foldstream.operators.learners import LearnerSpec; "
            "m = LearnerSpec('m', 'moa.classifiers.trees.HoeffdingTree').build(0); "
            "m.learn_one({'a': 1.0}, 'u'); m.predict_one({'a': 1.0}); "
@@ -512,10 +516,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="fresh processes, whole wall time, alternating with MOA's task")
     parser.add_argument("--data", default="elec,covtype", help="--whole: elec and/or covtype")
     parser.add_argument("--startup", action="store_true", help="what a start costs")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="--whole: more overrides of foldstream's runs (engine.threads=1, "
+                             "engine.kind=flink, engine.parallelism=2)")
+    parser.add_argument("--no-nochange", action="store_true",
+                        help="--whole: leave out the no-change pair")
     args = parser.parse_args(argv)
     if args.whole:
         moa_learners = [m for m in args.learners.split(",") if m]
-        whole(args.data.split(","), moa_learners, args.folds, args.repeat)
+        whole(args.data.split(","), moa_learners, args.folds, args.repeat, args.set,
+              not args.no_nochange)
         return 0
     if args.startup:
         startup(args.repeat)

@@ -29,7 +29,7 @@ from foldstream.operators.stages.evaluator import REPORT_EVERY
 from foldstream.operators.stages.fanout import FOLD_CHOICE, FOLD_MODE, FOLD_SEED, FOLDS, MAX_FOLDS
 from foldstream.operators.stages.head import MAX_CLASSES
 from foldstream.operators.stats.measures import MEASURES
-from foldstream.operators.moa import DEFAULT_JVM_OPTIONS, JvmOptionsError, check_config, \
+from foldstream.operators.learners.moa import DEFAULT_JVM_OPTIONS, JvmOptionsError, check_config, \
     check_jvm_options, check_jvm_starts, configure_jvm, is_moa
 from foldstream.operators.stats.normalization import MAX_MATRICES, NORMALIZABLE
 from foldstream.operators.stats.consensus import CONSENSUS_WINDOW
@@ -505,7 +505,7 @@ class LearnerConfig(_Strict):
         from foldstream.operators.stages.learner import build_model, check_classifier
         from foldstream.operators.learners.models import SpecError
 
-        if is_moa(self.model):  # MOA's classifiers (operators/moa.py)
+        if is_moa(self.model):  # MOA's classifiers (operators/learners/moa/)
             check_config(self.model, self.options, self.params, self.args)
             return self
         if self.options:
@@ -653,6 +653,10 @@ class EngineConfig(_Strict):
     jvm_options: list[str] = Field(
         list(DEFAULT_JVM_OPTIONS), description="MOA learners: the options of the JVM each "
                                                "process starts on first use (its heap)")
+    threads: int | None = Field(
+        None, ge=1, le=1024, description="MOA learners: Java threads that run the folds of a batch "
+                                         "side by side (the same records as one; default: the "
+                                         "machine's cores)")
     keying: Literal["fold", "learner_fold"] = Field(
         "fold", description="flink: one key per fold hosting every learner and the evaluator, "
                             "or one key per learner and fold (bench/README.md compares them)")
@@ -706,6 +710,11 @@ class EngineConfig(_Strict):
         return value
 
     @property
+    def java_threads(self) -> int:
+        """``threads``, or this machine's cores when it is not set."""
+        return self.threads or os.cpu_count() or 1
+
+    @property
     def task_slots(self) -> int:
         """The task slots a Flink job takes: one set per slot sharing group."""
         return (2 if self.learner_slots == "own" else 1) * self.parallelism
@@ -713,7 +722,7 @@ class EngineConfig(_Strict):
 
 def jvm_options_first(data: Any) -> Any:
     """Set engine.jvm_options of raw configuration ``data`` before its learners are checked:
-    a MOA learner's check starts this process's JVM (operators/moa.py), once. Options that are
+    a MOA learner's check starts this process's JVM (operators/learners/moa/), once. Options that are
     not allowed, or that no JVM starts with, are a :class:`ConfigError` naming the key, before
     any JVM starts (docs/trust.md).
 

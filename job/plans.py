@@ -33,6 +33,7 @@ class Plans:
     max_pending: int | None = None  # delayed labels (docs/method.md §13); None: undelayed
     max_classes: int = MAX_CLASSES  # evaluation.max_classes
     holdout: HoldoutPlan | None = None  # evaluation.holdout (operators/stages/holdout.py)
+    threads: int = 1  # engine.threads: Java threads running a batch's MOA folds side by side
 
     @property
     def delayed(self) -> bool:
@@ -148,6 +149,7 @@ def make_plans(config: Config) -> Plans:
         max_pending=config.evaluation.delay.max_pending if config.delayed else None,
         max_classes=ev.max_classes,
         holdout=None if ev.holdout is None else HoldoutPlan(ev.holdout.size, ev.holdout.every),
+        threads=config.engine.java_threads,
     )
 
 

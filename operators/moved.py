@@ -62,6 +62,7 @@ MOVED = {
     "foldstream.operators.outputs": "foldstream.operators.records.outputs",
     "foldstream.operators.records": "foldstream.operators.records.base",
     "foldstream.operators.wheels": "foldstream.operators.downloads",
+    "foldstream.operators.moa": "foldstream.operators.learners.moa",
 }
 """Each module of the flat layout -> the module that holds its classes and functions now. The
 flat ``foldstream.operators.verdicts`` (presentation wording, in no checkpoint) is

@@ -1,4 +1,4 @@
-"""``foldstream experiment`` with MOA's learners (operators/moa.py): the design a MOA ensemble
+"""``foldstream experiment`` with MOA's learners (operators/learners/moa/): the design a MOA ensemble
 seeded per replication and role, its noise conditions a noise filter around it (the batch path
 kept), the exact null around a MOA tree, and the same results with 1 and 2 worker processes
 although the parent has started a JVM (the workers are spawned, each starts its own).
@@ -17,7 +17,7 @@ from foldstream.job.config import ConfigError
 from foldstream.job.tools.experiment import load_experiment, run_configs, run_experiment, tasks
 from foldstream.operators.stages.fanout import FanOut, FanOutPlan
 from foldstream.operators.stages.learner import LearnerSpec, LearnerTask
-from foldstream.operators.moa import jvm_running
+from foldstream.operators.learners.moa import jvm_running
 from foldstream.operators.learners.noise import NoiseFilter
 from foldstream.operators.records.base import ExampleBatch
 

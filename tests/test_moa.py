@@ -1,4 +1,4 @@
-"""MOA's classifiers as learners (operators/moa.py): the configuration's checks, MOA's
+"""MOA's classifiers as learners (operators/learners/moa/): the configuration's checks, MOA's
 semantics through the batch path, pickling, and equality with MOA's own EvaluatePrequential.
 
 These tests start a JVM in the test process (MOA's jar is fetched into $FOLDSTREAM_CACHE on
@@ -22,7 +22,7 @@ import foldstream
 from foldstream.job.config import ConfigError, load_config
 from foldstream.operators.stages.fanout import FanOut, FanOutPlan
 from foldstream.operators.stages.learner import LearnerSpec, LearnerTask
-from foldstream.operators.moa import MoaClassifier, ensure_moa_jar, moa
+from foldstream.operators.learners.moa import MoaClassifier, ensure_moa_jar, moa, start_jvm
 from foldstream.operators.records.base import ExampleBatch
 
 pytestmark = pytest.mark.jvm  # slow (tests/conftest.py)
@@ -144,6 +144,23 @@ def test_pickles_by_java_serialisation():
     rest = dataclasses.replace(rest, xs=xs[200:], y=rest.y[200:], prev_y=rest.prev_y[200:],
                                weights=rest.weights[200:], start=200)
     assert task.process(rest).y_pred == copy.process(rest).y_pred
+
+
+def test_a_pickle_naming_the_flat_module_loads():
+    """A state pickled when MoaClassifier lived in ``foldstream.operators.moa`` (a checkpoint of
+    before the rooms) loads as the learner it was (operators/moved.py)."""
+    rng = random.Random(3)
+    xs = [{"a": rng.random(), "b": rng.random()} for _ in range(300)]
+    ys = [int(x["a"] > x["b"]) for x in xs]
+    model = MoaClassifier(HT)
+    model.run(xs[:200], ys[:200], [1] * 200, [True] * 200, [0, 1])
+    new = pickle.dumps(model, 0)
+    assert b"foldstream.operators.learners.moa.classifier" in new
+    old = pickle.loads(new.replace(b"foldstream.operators.learners.moa.classifier",
+                                   b"foldstream.operators.moa"))
+    assert type(old) is MoaClassifier
+    assert old.run(xs[200:], ys[200:], [1] * 100, [True] * 100, [0, 1]) == \
+        model.run(xs[200:], ys[200:], [1] * 100, [True] * 100, [0, 1])
 
 
 def test_moa_and_river_side_by_side():
@@ -315,7 +332,7 @@ def test_a_process_whose_jvm_a_thread_started_exits():
     the process still exits when its work is done (the JVM's shutdown would wait for that
     thread's Java twin forever)."""
     code = ("import threading, foldstream\n"
-            "from foldstream.operators.moa import moa\n"
+            "from foldstream.operators.learners.moa import moa\n"
             "def go():\n"
             "    r = foldstream.evaluate('package://elec.csv.gz', {'m': moa('bayes.NaiveBayes')},"
             " folds=2, limit=300)\n"
@@ -325,3 +342,34 @@ def test_a_process_whose_jvm_a_thread_started_exits():
                           timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert int(proc.stdout.split()[-1]) > 0
+
+
+@pytest.mark.parametrize("mode, batch_size", [("bootstrap", 500), ("cv", 7)])
+def test_folds_on_java_threads_give_the_records_of_one_thread(elec_path, mode, batch_size):
+    """engine.threads: the folds of a batch learn side by side on Java's threads, the records
+    byte for byte those of one thread: a randomised MOA ensemble (each fold's own seed), a
+    tree, a river learner between them, and one that is quarantined mid-stream."""
+    from foldstream.job.engines.inprocess import evaluate_to_list
+    from foldstream.job.plans import make_plans, open_source
+    from foldstream.operators.records.base import dumps
+
+    learners = ("learners=[{name: bag, model: moa.classifiers.meta.OzaBag, options: "
+                "'-l trees.HoeffdingTree -s 4', params: {seed: 5}, fold_seeds: true}, "
+                "{name: nb, model: river.naive_bayes.GaussianNB}, "
+                "{name: ht, model: moa.classifiers.trees.HoeffdingTree, options: '-g 50'}, "
+                "{name: perceptron, model: moa.classifiers.functions.Perceptron}]")
+
+    def run(threads: int) -> list[str]:
+        cfg = load_config(None, [f"source.path={elec_path}", "source.limit=2500", learners,
+                                 f"evaluation.mode={mode}", "evaluation.folds=5",
+                                 "evaluation.report_every=500",
+                                 f"engine.batch_size={batch_size}", f"engine.threads={threads}"])
+        records, _ = evaluate_to_list(make_plans(cfg), open_source(cfg))
+        return [dumps({k: v for k, v in r.items() if k not in ("wall_time_s",
+                                                               "examples_per_second")})
+                for r in records]
+
+    one = run(1)
+    many = run(3)
+    assert start_jvm().poolThreads() == 3  # the folds went to a pool of 3
+    assert many == one

@@ -1,4 +1,4 @@
-"""MOA's JVM (operators/moa.py): what may start it, and that it cannot hang a run (docs/trust.md).
+"""MOA's JVM (operators/learners/moa/jvm.py): what may start it, and that it cannot hang a run (docs/trust.md).
 
 ``engine.jvm_options`` takes only sizes and the garbage collector: an option that runs a
 command, loads code or reads more options is refused at start (``validate``, ``run``,
@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from foldstream.job.config import ConfigError, load_config
-from foldstream.operators.moa import JvmOptionsError, check_jvm_options
+from foldstream.operators.learners.moa import JvmOptionsError, check_jvm_options
 
 FOLDSTREAM = str(Path(sys.executable).parent / "foldstream")
 SEA = "source: {kind: generator, model: river.datasets.synth.SEA, limit: 400}\n"
@@ -173,7 +173,7 @@ def test_moa_itself_refuses_a_path_to_an_object_the_text_check_missed():
     file (or a name, or a task) is refused, whatever the text looked like."""
     import jpype
 
-    from foldstream.operators.moa import start_jvm
+    from foldstream.operators.learners.moa import start_jvm
 
     learner = start_jvm()
     for cli in ("moa.classifiers.meta.OzaBag -l (meta.OzaBag -l file:/etc/passwd)",
@@ -266,7 +266,7 @@ def test_a_jvm_started_after_the_stop_handlers_leaves_sigterm_to_them():
     code = ("import os, signal, time\n"
             "got = []\n"
             "signal.signal(signal.SIGTERM, lambda s, f: got.append(s))\n"
-            "from foldstream.operators.moa import start_jvm\n"
+            "from foldstream.operators.learners.moa import start_jvm\n"
             "start_jvm()\n"
             "os.kill(os.getpid(), signal.SIGTERM)\n"
             "time.sleep(1)\n"

@@ -33,6 +33,7 @@ from foldstream.job.plans import Plans
 from foldstream.operators.stages.delay import DelayFanOut, LabelOnly
 from foldstream.operators.stages.fanout import Batcher
 from foldstream.operators.stages.head import StreamHead, TooManyClasses, counts_as_read
+from foldstream.operators.stages.learner import process_all
 from foldstream.operators.records.outputs import RejectedRecord
 from foldstream.operators.records.base import Example, ExampleBatch, Record, Rejected
 
@@ -68,15 +69,24 @@ class StreamStages:
 
     def _folds(self, fold_batches: list) -> list[Record]:
         records: list[Record] = []
+        work: list = []  # (task, fold batch): run side by side where the learners let go
         for fold_batch in fold_batches:
-            if getattr(fold_batch, "holdout", False):  # the held-out test set: scored apart
+            if getattr(fold_batch, "holdout", False):  # the held-out test set: scored apart,
+                records.extend(self._learn(work))  # after the batches before it
+                work = []
                 for task in self.tasks[fold_batch.fold]:
                     records.extend(self.holdout.add(task.process(fold_batch)))
                 continue
-            evaluator = self.evaluators[fold_batch.fold]
-            for task in self.tasks[fold_batch.fold]:
-                for report in evaluator.add(task.process(fold_batch)):
-                    records.extend(self.aggregator.add(report))
+            work.extend((task, fold_batch) for task in self.tasks[fold_batch.fold])
+        records.extend(self._learn(work))
+        return records
+
+    def _learn(self, work: list) -> list[Record]:
+        """The records of the learner tasks' batches ``work`` (task, fold batch), in order."""
+        records: list[Record] = []
+        for predictions in process_all(work, self.plans.threads):
+            for report in self.evaluators[predictions.fold].add(predictions):
+                records.extend(self.aggregator.add(report))
         return records
 
     @property

@@ -37,7 +37,7 @@ _HOMES = {
     "Summary": "foldstream.job.results",
     "ConfigError": "foldstream.job.config",
     "LearnerSpec": "foldstream.operators.stages.learner",
-    "moa": "foldstream.operators.moa",
+    "moa": "foldstream.operators.learners.moa",
 }
 
 __all__ = list(_HOMES)

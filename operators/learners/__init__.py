@@ -4,7 +4,7 @@ A learner's configuration (a dotted model path and its parameters) becomes a che
 (:mod:`.models`, with :mod:`.imports` for the dotted path), possibly a baseline
 (:mod:`.baselines`) or wrapped in label noise (:mod:`.noise`); :mod:`.fitting` holds the one
 rule every kind follows: which examples a fold scores and how an integer weight trains it.
-MOA's learners are :mod:`foldstream.operators.moa`.
+MOA's learners are :mod:`foldstream.operators.learners.moa`.
 
 The rule: a model is built and trained without any stage, so the learner task
 (:mod:`foldstream.operators.stages.learner`) imports from here and never the other way.
@@ -12,7 +12,7 @@ The rule: a model is built and trained without any stage, so the learner task
 Imports (the rule tests/test_layers.py checks)::
 
     may import:     foldstream.operators.moved, foldstream.operators.records.base, foldstream.operators.stats,
-                    foldstream.operators.moa
+                    foldstream.operators.downloads
     never imports:  pyflink
 """
 

@@ -1,7 +1,7 @@
 """Predict, then learn with an integer weight: the one definition every learner kind follows.
 
 The learner task (:mod:`foldstream.operators.stages.learner`), the label-noise wrapper
-(:mod:`foldstream.operators.learners.noise`) and MOA's batch (:mod:`foldstream.operators.moa`)
+(:mod:`foldstream.operators.learners.noise`) and MOA's batch (:mod:`foldstream.operators.learners.moa`)
 decide which examples a fold scores and how a weight trains a model here, so that all three
 agree (docs/method.md §2).
 """

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from foldstream.operators.learners.imports import import_object
-from foldstream.operators.moa import MoaClassifier, is_moa, nested
+from foldstream.operators.learners.moa import MoaClassifier, is_moa, nested
 
 log = logging.getLogger(__name__)
 
@@ -95,8 +95,8 @@ DATASET = ModelKind("a river dataset class", ("river.datasets.base.Dataset",), r
 
 def _moa_nested(dotted: str, kind: ModelKind) -> Any:
     """A MOA classifier where a parameter's annotation names
-    :class:`~foldstream.operators.moa.MoaClassifier` (a noise filter's ``model``):
-    :func:`foldstream.operators.moa.nested` for it, which checks it with MOA when built.
+    :class:`~foldstream.operators.learners.moa.MoaClassifier` (a noise filter's ``model``):
+    :func:`foldstream.operators.learners.moa.nested` for it, which checks it with MOA when built.
     River's own models (an ensemble's ``model``) call a MOA classifier example by example and
     expect river's whole interface, so they do not take one."""
     if not any(issubclass(c, MoaClassifier) for c in kind.classes()):
@@ -109,7 +109,7 @@ def _moa_nested(dotted: str, kind: ModelKind) -> Any:
 #: the :class:`ModelKind` asked for and returns the class (or factory) to build, having checked
 #: it, or raises ``ValueError`` saying why not. A second kind of learner plugs in here.
 RESOLVERS: dict[str, Callable[[str, ModelKind], Any]] = {
-    "moa.": _moa_nested,  # MOA classifiers: a learner's own model only (operators/moa.py)
+    "moa.": _moa_nested,  # MOA classifiers: a learner's own model only (operators/learners/moa/)
 }
 
 

@@ -14,7 +14,7 @@ so their draws differ even with one ``seed``; with the learner spec's ``fold_see
 itself differs per fold too. The wrapped model trains exactly as it would unwrapped (``w`` is
 passed on, or repeated for a model without a sample weight).
 
-Around a model with a batch path (a MOA classifier, operators/moa.py: one crossing into Java
+Around a model with a batch path (a MOA classifier, operators/learners/moa/: one crossing into Java
 per batch), the filter has one too: the model predicts and trains on the whole batch, then the
 draws' seeds are taken example by example in the same order, from the same state, as
 ``predict_one``/``learn_one`` would take them, and the batch's draws are made at once
@@ -30,7 +30,7 @@ from river import base
 
 from foldstream.operators.stats.detectors import compiled
 from foldstream.operators.learners.fitting import learn, takes_weight
-from foldstream.operators.moa import MoaClassifier
+from foldstream.operators.learners.moa import MoaClassifier
 
 
 class NoiseFilter(base.Classifier):
@@ -43,7 +43,7 @@ class NoiseFilter(base.Classifier):
         The classifier to wrap (built from its spec in a configuration:
         ``params: {model: {model: river.tree.HoeffdingTreeClassifier}, p_noise: 0.1, seed: 1}``),
         a river classifier or a MOA one (``{model: moa.classifiers.trees.HoeffdingTree,
-        options: "-g 100"}``, operators/moa.py).
+        options: "-g 100"}``, operators/learners/moa/).
     p_noise
         The probability of replacing a prediction, in ``[0, 1]``.
     seed

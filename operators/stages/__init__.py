@@ -13,6 +13,6 @@ measure, a test or a record type is used and tested without the plumbing.
 Imports (the rule tests/test_layers.py checks)::
 
     may import:     foldstream.operators.stats, foldstream.operators.learners,
-                    foldstream.operators.records, foldstream.operators.moa
+                    foldstream.operators.records
     never imports:  pyflink
 """

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator, Sequence
 
 from foldstream.operators.learners.models import CLASSIFIER, check
-from foldstream.operators.moa import MoaClassifier, is_moa
+from foldstream.operators.learners.moa import MoaClassifier, is_moa
 from foldstream.operators.stats.weights import derive_seed
 from foldstream.operators.stages.delay import DelayFoldBatch, DelayPredictionBatch
 from foldstream.operators.stages.messages import (
@@ -209,7 +209,7 @@ class LearnerSpec:
         (True, True)
         """
         derive = self.fold_seeds and fold is not None
-        if is_moa(self.model):  # MOA's classifiers (operators/moa.py)
+        if is_moa(self.model):  # MOA's classifiers (operators/learners/moa/)
             return MoaClassifier(self.model, self.options, fold if derive else None,
                                  self.jvm_options, self.params.get("seed"))
         if self.prototype is not None:
@@ -294,23 +294,51 @@ class LearnerTask:
         xs = batch.xs if encoder is None or self.failed is not None else \
             [encoder.add_to(x, lags) for x, lags in zip(batch.xs, batch.lags)]
         keep = self.spec.scores
-        k = len(batch.classes)
-        kept = None
         if self.failed is not None:  # quarantined: no prediction, nothing learned
             y_pred, error = [-1] * len(scored), None
-            kept = [0.0] * (k * len(scored)) if keep else None
+            kept = [0.0] * (len(batch.classes) * len(scored)) if keep else None
         elif hasattr(self.model, "run_batch"):  # MOA's: one call per batch
-            y_pred, scored, error = self.model.run_batch(batch, prequential, xs)
-            if error is not None:
-                error = self.failed = LearnerError(*error)
-            if keep:
-                kept = self.model.scores
-                if len(kept) != k * len(scored):  # its header did not grow: Java failed first
-                    kept = [0.0] * (k * len(scored))
+            return self.finish(batch, self.model.run_batch(batch, prequential, xs))
         elif keep:
             y_pred, kept, error = self._predict_proba_learn(batch, xs, scored)
         else:
-            y_pred, error = self._predict_learn(batch, xs, scored)
+            (y_pred, error), kept = self._predict_learn(batch, xs, scored), None
+        return self._predictions(batch, y_pred, scored, error, kept)
+
+    def splits(self, batch: FoldBatch | DelayFoldBatch) -> bool:
+        """Whether :meth:`start` may hand ``batch`` to another thread: a MOA learner's
+        undelayed batch, the replica not quarantined."""
+        return (self.failed is None and isinstance(batch, FoldBatch)
+                and hasattr(self.model, "start_batch"))
+
+    def start(self, batch: FoldBatch, threads: int) -> Any:
+        """:meth:`process` of a batch that :meth:`splits`, up to the learner's answer, which
+        Java's pool of ``threads`` threads works on meanwhile; :meth:`collect` takes it."""
+        encoder = self.lag_encoder
+        xs = batch.xs if encoder is None else \
+            [encoder.add_to(x, lags) for x, lags in zip(batch.xs, batch.lags)]
+        return self.model.start_batch(batch, self.prequential, xs, threads)
+
+    def collect(self, batch: FoldBatch, started: Any) -> PredictionBatch:
+        """The predictions of ``batch``, whose :meth:`start` gave ``started``."""
+        return self.finish(batch, self.model.finish_batch(started))
+
+    def finish(self, batch: FoldBatch, result: tuple) -> PredictionBatch:
+        """The predictions of ``batch`` from the batch path's (y_pred, scored, error), with
+        the MOA learner's kept scores when a score-based measure is configured."""
+        y_pred, scored, error = result
+        if error is not None:
+            error = self.failed = LearnerError(*error)
+        kept = None
+        if self.spec.scores:
+            k = len(batch.classes)
+            kept = self.model.scores
+            if kept is None or len(kept) != k * len(scored):  # Java failed before growing
+                kept = [0.0] * (k * len(scored))
+        return self._predictions(batch, y_pred, scored, error, kept)
+
+    def _predictions(self, batch: FoldBatch, y_pred: list[int], scored: list[bool],
+                     error: LearnerError | None, kept: list[float] | None) -> PredictionBatch:
         return PredictionBatch(
             stream=batch.stream, fold=batch.fold, learner=self.spec.name, seq=batch.seq,
             start=batch.start, y=batch.y, prev_y=batch.prev_y, y_pred=y_pred, scored=scored,
@@ -437,3 +465,42 @@ class LearnerTask:
             stream=batch.stream, fold=batch.fold, learner=self.spec.name, seq=batch.seq,
             events=events, y_pred=y_pred, scored=scored, classes=classes, final=batch.final,
             error=error)
+
+
+def process_all(work: Sequence[tuple[LearnerTask, FoldBatch | DelayFoldBatch]],
+                threads: int = 1) -> Iterator[PredictionBatch | DelayPredictionBatch]:
+    """Each ``(task, batch)`` of ``work`` processed, the predictions yielded in ``work``'s order
+    (:meth:`LearnerTask.process` of each in turn gives the same, object for object).
+
+    With ``threads`` above 1, the batches of MOA's learners (:meth:`LearnerTask.splits`) are
+    handed to Java's pool of that many threads ahead of their turn, so the folds learn side by
+    side while this thread takes the answers in order; a task is handed its next batch only
+    once its last answer is taken (one thread at a time per model, its batches in order). The
+    learners' randomness is their own (a fold's model draws from its own ``Random``), so which
+    thread runs it changes nothing.
+
+    >>> from foldstream.operators.stages.fanout import FanOut, FanOutPlan
+    >>> from foldstream.operators.records.base import ExampleBatch
+    >>> batches = FanOut("s", FanOutPlan("bootstrap", folds=2)).process(
+    ...     ExampleBatch("s", 0, 0, [1, 2], [{"a": 1.0}, {"a": 2.0}], [0, 1]))
+    >>> spec = LearnerSpec("nb", "river.naive_bayes.GaussianNB")
+    >>> [p.fold for p in process_all([(LearnerTask(spec, b.fold), b) for b in batches], 2)]
+    [0, 1]
+    """
+    started: dict[int, Any] = {}  # index in work -> the call handed to Java
+    busy: set[int] = set()  # id() of the tasks with a call in Java
+    ahead = 0  # the next index to consider handing over
+    for i, (task, batch) in enumerate(work):
+        while threads > 1 and ahead < len(work):
+            other, other_batch = work[ahead]
+            if other.splits(other_batch):
+                if id(other) in busy:
+                    break  # its previous batch first
+                started[ahead] = other.start(other_batch, threads)
+                busy.add(id(other))
+            ahead += 1
+        if i in started:
+            busy.discard(id(task))
+            yield task.collect(batch, started.pop(i))
+        else:
+            yield task.process(batch)

@@ -56,7 +56,7 @@ from foldstream.job.plans import Plans, make_plans
 from foldstream.operators.stages.aggregator import Aggregator
 from foldstream.operators.stages.evaluator import FoldEvaluator
 from foldstream.operators.stages.head import StreamHead
-from foldstream.operators.stages.learner import LearnerTask
+from foldstream.operators.stages.learner import LearnerTask, process_all
 from foldstream.operators.records.outputs import RejectedRecord, SummaryRecord
 from foldstream.operators.records.base import Example, FoldBatch, FoldReport, Rejected, dumps
 
@@ -267,8 +267,9 @@ class FoldFunction(_KeyedStateFunction):
         if state.evaluator is not None:
             if trace.TRACE_FILE and batch.fold == 0:
                 trace.stage("learners-in", batch.stream, _end(batch, state.evaluator.position))
-            for task in state.tasks.values():
-                yield from state.evaluator.add(task.process(batch))
+            work = [(task, batch) for task in state.tasks.values()]
+            for predictions in process_all(work, p.threads):
+                yield from state.evaluator.add(predictions)
             if trace.TRACE_FILE and batch.fold == 0:
                 trace.stage("learners-out", batch.stream, _end(batch, state.evaluator.position))
         else:

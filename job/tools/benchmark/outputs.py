@@ -134,7 +134,7 @@ class Provenance:
             except metadata.PackageNotFoundError:
                 continue
         if any(learner.model.startswith("moa.") for learner in benchmark.learners):
-            from foldstream.operators.moa import MOA_VERSION
+            from foldstream.operators.downloads import MOA_VERSION
 
             versions["moa"] = MOA_VERSION
         text = yaml.safe_dump(benchmark.model_dump(mode="json", exclude_unset=True),

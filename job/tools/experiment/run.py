@@ -162,7 +162,7 @@ class _Runner:
 
     def __enter__(self) -> "_Runner":
         if self.workers > 1:
-            from foldstream.operators.moa import jvm_running
+            from foldstream.operators.learners.moa import jvm_running
 
             # a JVM (a MOA learner's, started by the checks) does not survive a fork: spawn,
             # and each worker starts its own

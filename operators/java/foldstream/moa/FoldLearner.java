@@ -29,6 +29,9 @@ import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 /**
  * One MOA classifier on one foldstream fold, driven a batch at a time from Python
@@ -325,6 +328,40 @@ public final class FoldLearner implements Serializable {
             }
         }
         return out;
+    }
+
+    private static ExecutorService pool; // the folds' threads, made on first use
+    private static int poolThreads;
+
+    /** The threads of the folds' pool: 0 until a batch was handed to it. */
+    public static synchronized int poolThreads() {
+        return pool == null ? 0 : poolThreads;
+    }
+
+    /**
+     * {@link #process} on a thread of a pool of {@code threads} daemon threads, shared by the
+     * process's learners: the folds of a batch run side by side. The caller hands a learner
+     * to the pool at most once at a time and waits for its result (Future.get) before it
+     * touches the learner again, so each model is used by one thread at a time, and each
+     * learner's examples are processed in their order whatever thread runs them. A different
+     * {@code threads} replaces the pool (the old one finishes what it holds). keepScores as
+     * in {@link #process(double[], int[], int[], boolean[], boolean)}.
+     */
+    public static synchronized Future<int[]> submit(FoldLearner learner, int threads,
+                                                    double[] x, int[] y, int[] w,
+                                                    boolean[] predict, boolean keepScores) {
+        if (pool == null || poolThreads != threads) {
+            if (pool != null) {
+                pool.shutdown();
+            }
+            pool = Executors.newFixedThreadPool(threads, task -> {
+                Thread thread = new Thread(task, "foldstream-folds");
+                thread.setDaemon(true);
+                return thread;
+            });
+            poolThreads = threads;
+        }
+        return pool.submit(() -> learner.process(x, y, w, predict, keepScores));
     }
 
     /**
