@@ -25,7 +25,7 @@ from foldstream.job.tools.records import RecordReader, group_by_stream
 from foldstream.job.tools.tables import print_summary
 from foldstream.operators.aggregator import COMPARE
 from foldstream.operators.outputs import AlarmRecord, ComparisonRecord, DriftRecord, \
-    MeasuresRecord, OutputRecord, SummaryRecord, VerdictRecord, as_typed
+    MeasuresRecord, OutputRecord, RankingRecord, SummaryRecord, VerdictRecord, as_typed
 from foldstream.operators.records import Record
 from foldstream.operators.verdicts import fold_scope_text, fold_verdict, live_scope_text, \
     scope_disagreement
@@ -41,6 +41,8 @@ class Summary:
 
     summaries: list[SummaryRecord] = field(default_factory=list)
     last_comparisons: dict[str, list[ComparisonRecord]] = field(default_factory=dict)
+    last_rankings: dict[str, list[RankingRecord]] = field(default_factory=dict)
+    explain: bool = False  # the tables in words (``foldstream run --explain``)
 
     @classmethod
     def of(cls, records: Iterable[Record | OutputRecord]) -> "Summary":
@@ -59,14 +61,16 @@ class Summary:
         return summary
 
     def take(self, record: Record | OutputRecord) -> None:
-        """Note one record (typed, or its JSON object) as it comes: a ``summary``, or a
-        ``comparison`` (the comparisons of each stream's last report are kept)."""
+        """Note one record (typed, or its JSON object) as it comes: a ``summary``, a
+        ``comparison`` or a ``ranking`` (those of each stream's last report are kept)."""
         kind = record.TYPE if isinstance(record, OutputRecord) else record.get("type")
-        if kind not in ("comparison", "summary"):
+        if kind not in ("comparison", "ranking", "summary"):
             return
         record = as_typed(record)
-        if isinstance(record, ComparisonRecord):
-            kept = self.last_comparisons.setdefault(record.stream, [])
+        if isinstance(record, (ComparisonRecord, RankingRecord)):
+            last = self.last_comparisons if isinstance(record, ComparisonRecord) \
+                else self.last_rankings
+            kept = last.setdefault(record.stream, [])
             if kept and kept[0].position != record.position:
                 kept.clear()
             kept.append(record)
@@ -75,7 +79,8 @@ class Summary:
 
     def print(self, console: Console) -> None:
         """The tables on ``console``, as ``foldstream run`` ends (nothing without a summary)."""
-        print_summary(console, self.summaries, self.last_comparisons)
+        print_summary(console, self.summaries, self.last_comparisons, self.last_rankings,
+                      explain=self.explain)
 
     def _console(self, width: int, **options: Any):
         console = Console(file=io.StringIO(), width=width, record=True, **options)
