@@ -43,7 +43,7 @@ import numpy as np
 from foldstream.operators.fanout import FanOutPlan, check_label_type
 from foldstream.operators.messages import Arrival, Expiry, FoldEvent, LearnerError, Labelling, \
     SeenEvent, upgrade_fold_event, upgrade_seen_event
-from foldstream.operators.records import Example, Label, Rejected
+from foldstream.operators.records import Example, Label, LearnerCost, Rejected
 from foldstream.operators.weights import fold_weights, key_code
 
 MAX_PENDING = 100_000
@@ -109,8 +109,10 @@ class DelayPredictionBatch:
     classes: list[Label]
     final: bool = False
     error: LearnerError | None = None
+    cost: LearnerCost | None = None  # on the final batch: as PredictionBatch's
 
     def __setstate__(self, state: Any) -> None:
+        self.cost = None  # a batch pickled before batches carried it
         _set_slots(self, state)
         self.events = [upgrade_seen_event(event) for event in self.events]
         if self.error is not None:

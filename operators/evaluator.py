@@ -7,7 +7,10 @@ learner A was wrong and B right (McNemar) over the same examples. At every repor
 (each ``report_every`` examples of the stream, and the end of a bounded input) it emits a
 :class:`FoldReport`. With live verdicts on (``EvalPlan.losses``) the report also carries every
 learner's per-example 0/1 losses since the previous report, packed, for the aggregator's
-confidence sequences (docs/method.md §12; why there, not here: :mod:`.aggregator`).
+confidence sequences (docs/method.md §12; why there, not here: :mod:`.aggregator`). Beside
+the configured window every learner keeps a cumulative one, so that each report also gives the
+whole-stream value of every scalar measure (``whole``), as MOA's and River's progressive scores
+do; with a cumulative window configured the two are one.
 """
 
 from __future__ import annotations
@@ -153,6 +156,9 @@ class _LearnerState:
     faded_loss: float = 0.0
     wrong: Any = None  # this segment's losses (booleans) and window sizes, for the pairs
     sizes: Any = None
+    # Every example so far, for the whole-stream values: ``window`` itself when it is
+    # cumulative; None in a state checkpointed without it (its values are then not reported).
+    whole: Window | None = None
 
 
 class _Labels:
@@ -208,7 +214,8 @@ class FoldEvaluator:
             window = spec.make()
             ph = PageHinkley(**dict(plan.page_hinkley)) if plan.page_hinkley is not None else None
             alarm_adwin = Adwin(delta=plan.adwin_delta) if plan.adwin_alarms and self._kind != "adwin" else None
-            self._learners[name] = _LearnerState(window, ph, alarm_adwin)
+            whole = window if self._kind == "cumulative" else WindowSpec("cumulative").make()
+            self._learners[name] = _LearnerState(window, ph, alarm_adwin, whole=whole)
         self._pairs = {
             pair_key(a, b): _Pair(a, b, _PairCounts(self._kind, spec.alpha or 1.0,
                                                     plan.pair_window_cap))
@@ -264,9 +271,13 @@ class FoldEvaluator:
         while len(self._pending.get(self._next_seq, ())) == len(self._learners):
             batches = self._pending.pop(self._next_seq)
             if isinstance(next(iter(batches.values())), DelayPredictionBatch):
-                reports.extend(self._score_delayed(batches))
+                scored = self._score_delayed(batches)
             else:
-                reports.extend(self._score(batches))
+                scored = self._score(batches)
+            costs = {name: getattr(b, "cost", None) for name, b in batches.items()}
+            if scored and scored[-1].final and all(costs.values()):
+                scored[-1].costs = {name: costs[name] for name in self._learners}
+            reports.extend(scored)
             self._next_seq += 1
         return reports
 
@@ -445,6 +456,8 @@ class FoldEvaluator:
             y_pred = preds[name]
             sizes, drifts, after[name] = state.window.update_many(
                 y, y_pred, prev, None if majs is None else majs[name])
+            if state.whole is not None and state.whole is not state.window:
+                state.whole.update_many(y, y_pred, prev)  # its own majority baseline
             wrong = y != y_pred
             loss = wrong.astype(np.float64)
             state.faded_loss = fade(loss, self.plan.q_fading, state.faded_loss)
@@ -483,6 +496,10 @@ class FoldEvaluator:
                 binary = measures.binary_counts(counts, pos_code, len(classes))
                 norm[name] = self._normalize(values, binary)
             learners[name] = {"values": values, "window_size": state.window.size}
+            if state.whole is not None:
+                whole = values if state.whole is state.window else measures.compute(
+                    state.whole.counts(), classes, pos_code)
+                learners[name]["whole"] = {m: whole[m] for m in measures.MEASURES}
         pairs = {
             key: {"a": c.a, "b": c.b, "loss_a": self._learners[a].faded_loss,
                   "loss_b": self._learners[b].faded_loss}

@@ -93,6 +93,25 @@ class FoldBatch:
         return len(self.y)
 
 
+@dataclass(frozen=True, slots=True)
+class LearnerCost:
+    """What a learner replica has cost so far: CPU seconds of its thread in predict and in
+    learn, and at the end the size of its model in bytes (MOA's: its Java serialisation;
+    others: :func:`~foldstream.operators.learners.model_size`; ``None`` before the end).
+
+    >>> LearnerCost(0.5, 1.25).total_s
+    1.75
+    """
+
+    predict_s: float
+    learn_s: float
+    model_bytes: int | None = None
+
+    @property
+    def total_s(self) -> float:
+        return self.predict_s + self.learn_s
+
+
 @dataclass(slots=True)
 class PredictionBatch:
     """One learner's predictions on a :class:`FoldBatch`: class codes, -1 for none or unknown.
@@ -100,7 +119,8 @@ class PredictionBatch:
     ``scored[i]`` says whether the fold scores example ``i`` (always in prequential mode; only the
     examples it does not train on in holdout mode). ``error`` is set on the one batch where the
     learner replica raised: ``(position, phase, "Type: message")`` (see
-    :class:`~foldstream.operators.learners.LearnerTask`).
+    :class:`~foldstream.operators.learners.LearnerTask`). ``cost``: on the final batch of a
+    bounded input, what the replica cost over the whole stream (:class:`LearnerCost`).
     """
 
     stream: str
@@ -115,6 +135,7 @@ class PredictionBatch:
     classes: list[Label]
     final: bool = False
     error: tuple[int, str, str] | None = None
+    cost: LearnerCost | None = None
 
     def __len__(self) -> int:
         return len(self.y)
@@ -173,7 +194,8 @@ class FoldReport:
     ``alarms`` the alarms raised since the previous report, as ``(position, learner, detector)``;
     ``losses`` the per-example losses since the previous report when live verdicts are on
     (:class:`FoldLosses`), else ``None``; ``errors`` the learner replicas quarantined since the
-    previous report, as ``(position, learner, phase, error)``.
+    previous report, as ``(position, learner, phase, error)``; ``costs`` on a fold's final
+    report, what each learner's replica cost (:class:`LearnerCost`).
     """
 
     stream: str
@@ -187,6 +209,7 @@ class FoldReport:
     losses: FoldLosses | None = None
     errors: list[tuple[int, str, str, str]] = field(default_factory=list)
     delay: DelayCounts | None = None  # delayed labels only (docs/method.md §13)
+    costs: dict[str, LearnerCost] | None = None
 
 
 @dataclass(slots=True)

@@ -2,7 +2,7 @@
 
 The records are the golden file's (``tests/test_golden.py``: every record of ``foldstream run``
 with the embedded default), so the tables are those the default run ends with; the golden file
-keeps no timing, so its summary gets one here.
+keeps no timing, so its summary gets one here (and CPU times).
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import pytest
 from rich.console import Console
 
 from foldstream.job.results import Summary
-from foldstream.job.tools.compact import compact_summary, fmt, fmt_mean_sd, fmt_p, short_names
+from foldstream.job.tools.compact import compact_summary, fmt, fmt_bytes, fmt_mean_sd, fmt_p, \
+    short_names
 from foldstream.job.tools.report import compact_html
 from foldstream.operators.outputs import as_typed
 
@@ -29,7 +30,10 @@ def records() -> list[dict]:
         records = [json.loads(line) for line in lines]
     for record in records:
         if record["type"] == "summary":
-            record.update(wall_time_s=66.0, examples_per_second=686.5)
+            names = [m["learner"] for m in record["measures"]]
+            record.update(wall_time_s=66.0, examples_per_second=686.5,
+                          cpu_predict_s={n: 1.25 for n in names},
+                          cpu_learn_s={n: 10.5 for n in names})
     return records
 
 
@@ -62,8 +66,13 @@ def test_the_default_run_fits_100_columns_with_every_test_and_no_wrapped_cell(re
         for key in ("accuracy", "kappa", "kappa_m"):
             value = measures.value(key)
             assert fmt_mean_sd(value.mean, value.std) in line, (key, line)
+        for key in ("accuracy", "kappa_m"):  # the whole stream, beside the window
+            assert f" {fmt(measures.whole_value(key).mean)} " in line, (key, line)
+        assert fmt_bytes(summary.model_bytes[measures.learner]) in line  # the cost
+        cpu = summary.cpu_predict_s[measures.learner] + summary.cpu_learn_s[measures.learner]
+        assert f" {fmt(cpu, 1)} " in line
     header = "\n".join(lines[:8])
-    assert "window" in header and "rank" in header
+    assert "whole" in header and "window" in header and "rank" in header and "CPU" in header
     accuracy = [c for c in last_of(records, "comparison") if c["measure"] == "accuracy"]
     for c in accuracy:  # one line per pair: Wilcoxon, sign, McNemar, the live interval, verdict
         line = the_line(lines, f"{names[c['a']]} − {names[c['b']]} ", count=2)
@@ -116,4 +125,5 @@ def test_the_report_leads_with_the_compact_summary(records):
     page = compact_html(compact_summary(summary, last_of(records, "comparison"),
                                         last_of(records, "ranking")))
     assert page.startswith('<p class="head">elec · 45,312 examples · bootstrap k=10')
-    assert "Wilcoxon<br>p" in page and "McNemar<br>p" in page
+    assert "Wilcoxon<br>p" in page and "McNemar<br>p" in page and "whole<br>acc" in page
+    assert "model<br>size" in page

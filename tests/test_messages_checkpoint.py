@@ -22,6 +22,7 @@ from pathlib import Path
 from foldstream.job.config import load_config
 from foldstream.job.engines.inprocess import StreamStages
 from foldstream.job.plans import make_plans
+from foldstream.operators.outputs import SummaryRecord
 from foldstream.operators.records import Example
 
 STORED = Path(__file__).resolve().parent / "data" / "messages-checkpoint-v2.pickle.gz"
@@ -57,7 +58,8 @@ def items() -> list:
 
 
 def comparable(records: list[dict]) -> list[dict]:
-    return [{k: v for k, v in r.items() if k != "wall_time_s"} for r in records]
+    return [{k: v for k, v in r.items() if k not in SummaryRecord.TIMING_FIELDS}
+            for r in records]
 
 
 def run_to_cut() -> tuple[StreamStages, list, object]:

@@ -278,11 +278,11 @@ def _learner_block(summary: SummaryRecord, measures: Mapping[str, MeasuresRecord
     names = list(measures)
     label = [name if short[name] == name else f"{name} ({short[name]})" for name in names]
     columns = [Column("\nlearner", label, numeric=False, priority=99)]
-    whole = {name: getattr(record, "whole_stream", None) for name, record in measures.items()}
     for key, head, priority in (("accuracy", "acc", 90), ("kappa_m", "κm", 70)):
-        if any(w and key in w for w in whole.values()):
+        whole = [measures[name].whole_value(key) for name in names]
+        if any(whole):
             columns.append(Column(f"whole\n{head}", [
-                fmt((whole[name] or {}).get(key, {}).get("mean")) for name in names],
+                DASH if value is None else fmt(value.mean) for value in whole],
                 priority=priority))
     for key, head, priority in (("accuracy", "acc", 95), ("kappa", "κ", 20),
                                 ("kappa_m", "κm", 60)):
@@ -307,13 +307,13 @@ def _learner_block(summary: SummaryRecord, measures: Mapping[str, MeasuresRecord
     folds = summary.measures[0].folds if summary.measures else 0
     parts = []
     if len(columns) > 1 and columns[1].header.startswith("whole"):
-        parts.append("whole: the whole stream, mean over folds")
-    parts.append(f"window: the last window, mean±sd over {folds} folds")
+        parts.append("whole: every example, mean of folds")
+    parts.append(f"window: the last, mean±sd of {folds} folds")
     if ranking is not None:
-        parts.append(f"rank: average over folds of {reference} (1 best)")
+        parts.append(f"rank: by {reference}, 1 best")
     if costs[0] is not None:
-        parts.append("CPU s and size: summed over folds")
-    return Block(columns, legend="; ".join(parts))
+        parts.append("CPU s, size: sum of folds")
+    return Block(columns, legend=" · ".join(parts))
 
 
 def _pair_block(measure: str, comparisons: Sequence[Record], measures: Mapping[str, Record],
