@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_done_keys.py [--int-keys 5000000] [--text-keys 1000000]
 
 A stream with delayed labels remembers every key labelled or expired
-(:class:`foldstream.operators.delay.DoneKeys`), so that a late label is rejected with its true
+(:class:`foldstream.operators.stages.delay.DoneKeys`), so that a late label is rejected with its true
 reason (``expired``, ``already labelled`` or ``unknown``) whatever its age. This is the one part
 of the delayed state that grows with the stream. The benchmark sets ``--int-keys`` integer keys
 and ``--text-keys`` text keys, then looks each up once and looks up as many keys never seen, and
@@ -19,7 +19,7 @@ import os
 import sys
 import time
 
-from foldstream.operators.delay import DoneKeys
+from foldstream.operators.stages.delay import DoneKeys
 
 
 def rss_mb() -> float:

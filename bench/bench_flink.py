@@ -221,7 +221,7 @@ def plain_rate(base: list[str]) -> float:
     from bench_inprocess import plain_loop
 
     from foldstream.job.plans import make_plans, open_source
-    from foldstream.operators.records import Example
+    from foldstream.operators.records.base import Example
 
     config = load_config(None, base)
     examples = [e for e in open_source(config) if isinstance(e, Example)]

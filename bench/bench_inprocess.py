@@ -25,9 +25,9 @@ import time
 from foldstream.job.config import load_config
 from foldstream.job.engines.inprocess import evaluate
 from foldstream.job.plans import make_plans, open_source
-from foldstream.operators.learners import takes_weight
-from foldstream.operators.records import Example, dumps
-from foldstream.operators.weights import fold_weights
+from foldstream.operators.learners.fitting import takes_weight
+from foldstream.operators.records.base import Example, dumps
+from foldstream.operators.stats.weights import fold_weights
 
 LEARNERS = ("learners=[{name: nb, model: river.naive_bayes.GaussianNB}, "
             "{name: ht, model: river.tree.HoeffdingTreeClassifier}]")

@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_rows.py [--repeat N] [--copies N] [--profile FILE] [--before REV]
 
 Times (CPU seconds of this process, the best of ``--repeat``) the source side of a run, from the
-file's bytes to :class:`~foldstream.operators.records.Example` records, on all of Electricity
+file's bytes to :class:`~foldstream.operators.records.base.Example` records, on all of Electricity
 (45,312 rows, repeated ``--copies`` times so that a measure lasts long enough):
 
 - ``csv``: :func:`~foldstream.connectors.files.iter_file` on ``elec.csv``;
@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 from foldstream import connectors
-from foldstream.operators.records import Example
+from foldstream.operators.records.base import Example
 
 ELEC = Path(connectors.__file__).parent / "data" / "elec.csv.gz"
 READERS = ("rows", "files", "messages")  # connectors/<name>.py, in the order they import

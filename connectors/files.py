@@ -1,7 +1,7 @@
 """Labelled examples from CSV, ARFF and JSON Lines files, gzipped or not (docs/method.md §1, §11).
 
 A file is read in binary, in batches of lines, each line parsed on its own, so that one bad
-line costs one :class:`~foldstream.operators.records.Rejected` record and never the run. A CSV
+line costs one :class:`~foldstream.operators.records.base.Rejected` record and never the run. A CSV
 record is read as RFC 4180 says: a quoted field may hold separators, doubled quotes and line
 breaks, so a record may span lines (:func:`_csv_records`; it is numbered by its first line).
 Each format has its own small line parser that only splits a line into ``{name: raw value}``;
@@ -46,8 +46,8 @@ from typing import Any
 
 from foldstream.connectors.rows import (Reject, RowSchema, columns_example, json_object,
                                         parse_json, to_item, unexpected)
-from foldstream.operators.delay import LabelOnly
-from foldstream.operators.records import Example, Rejected
+from foldstream.operators.stages.delay import LabelOnly
+from foldstream.operators.records.base import Example, Rejected
 
 FORMATS = ("csv", "arff", "jsonl")
 _SUFFIXES = {".csv": "csv", ".arff": "arff", ".jsonl": "jsonl", ".ndjson": "jsonl"}
@@ -91,7 +91,7 @@ def iter_file(path: PathLike, *, label: str, stream: str | None = None,
         Delayed labels (docs/method.md §13): a JSON Lines row without the label field (with an
         ``id_field``) is an example without its label (``y`` is ``None``), which a later row
         with the same id and the label completes (a
-        :class:`~foldstream.operators.delay.LabelOnly` when it has no valid features,
+        :class:`~foldstream.operators.stages.delay.LabelOnly` when it has no valid features,
         :func:`~foldstream.connectors.rows.to_item`); otherwise such a row is rejected.
 
     Returns

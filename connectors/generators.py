@@ -17,9 +17,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from foldstream.connectors.rows import Reject, unexpected
-from foldstream.operators.models import DATASET, ModelKind, Parameter, Spec, SpecError, \
-    check_param, join_key, resolve_at, signature
-from foldstream.operators.records import Example, Rejected, plain
+from foldstream.operators.learners.models import (
+    DATASET, ModelKind, Parameter, Spec, SpecError, check_param, join_key, resolve_at, signature
+)
+from foldstream.operators.records.base import Example, Rejected, plain
 
 # river's task names of the generators that have class labels (river.datasets.base).
 _CLASSIFICATION_TASKS = ("Binary classification", "Multi-class classification")
@@ -121,14 +122,14 @@ def make_generator(model: str, params: Mapping[str, Any] | None, seed: int | Non
                    key: str = "") -> Iterable:
     """Build ``model(**params)`` with the seed filled in, as :func:`iter_generator` describes.
 
-    Checked first, then built (:mod:`foldstream.operators.models`): ``model`` and every nested
+    Checked first, then built (:mod:`foldstream.operators.learners.models`): ``model`` and every nested
     ``model`` must be river dataset classes and the parameters of the types their constructor
-    admits; an error is a :class:`~foldstream.operators.models.SpecError` naming its key
+    admits; an error is a :class:`~foldstream.operators.learners.models.SpecError` naming its key
     (relative to ``key``), whatever the constructor raised.
 
     >>> make_generator("os.system", {}, 1)
     Traceback (most recent call last):
-    foldstream.operators.models.SpecError: model: 'os.system' is in Python's standard library; expected a river dataset class
+    foldstream.operators.learners.models.SpecError: model: 'os.system' is in Python's standard library; expected a river dataset class
     """
     dataset = check_generator(model, params, seed, DATASET, key).build()
     _check_task(dataset, model)
@@ -139,7 +140,7 @@ def make_generator(model: str, params: Mapping[str, Any] | None, seed: int | Non
 
 def check_generator(model: str, params: Mapping[str, Any] | None, seed: int | None,
                     kind: ModelKind = DATASET, key: str = "") -> Spec:
-    """The checked :class:`~foldstream.operators.models.Spec` of a generator (nothing called)."""
+    """The checked :class:`~foldstream.operators.learners.models.Spec` of a generator (nothing called)."""
     cls = resolve_at(model, kind, key, params)
     named = signature(cls).named
     kwargs = {}

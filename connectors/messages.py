@@ -10,7 +10,7 @@ end it again after a restart).
 Delayed labels (docs/method.md §13) add label rows: on the input topic a row with the id and the
 label joins the example with that id (:class:`MessageParser` with ``labels_later``); on
 ``source.labels_topic`` every row is a label (:class:`LabelParser`, a
-:class:`~foldstream.operators.delay.LabelOnly`), and :class:`ByTopic` sends each message to the
+:class:`~foldstream.operators.stages.delay.LabelOnly`), and :class:`ByTopic` sends each message to the
 parser of its topic.
 """
 
@@ -21,8 +21,8 @@ from collections.abc import Collection, Sequence
 
 from foldstream.connectors.rows import (Reject, RowSchema, json_object, json_type, parse_json,
                                        to_example, to_item, unexpected)
-from foldstream.operators.delay import LabelOnly
-from foldstream.operators.records import Example, Rejected
+from foldstream.operators.stages.delay import LabelOnly
+from foldstream.operators.records.base import Example, Rejected
 
 
 class MessageParser:
@@ -147,7 +147,7 @@ def _row_text(row) -> str:
 
 class LabelParser(MessageParser):
     """Turns the messages of ``source.labels_topic`` (docs/method.md §13) into label events:
-    each row's id and label make a :class:`~foldstream.operators.delay.LabelOnly` (its other
+    each row's id and label make a :class:`~foldstream.operators.stages.delay.LabelOnly` (its other
     fields are ignored); a row without either is rejected. Keys name streams as for
     :class:`MessageParser`.
 

@@ -31,7 +31,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from foldstream.operators.records import SCHEMA_VERSION, dumps
+from foldstream.operators.records.base import SCHEMA_VERSION, dumps
 
 #: Bytes a Kafka message needs besides its key and value, counted generously: the producer
 #: checks ``max.request.size`` against the record batch that would carry it alone (61 bytes of

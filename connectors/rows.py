@@ -2,8 +2,8 @@
 
 A row is ``{name: raw value}``: the fields of a CSV line, an ARFF data line or a JSON object
 (a JSON Lines line, or a row of a Kafka message). :func:`to_example` turns it into an
-:class:`~foldstream.operators.records.Example` or raises :class:`Reject` with the reason, which
-the reader turns into a :class:`~foldstream.operators.records.Rejected` record. Files
+:class:`~foldstream.operators.records.base.Example` or raises :class:`Reject` with the reason, which
+the reader turns into a :class:`~foldstream.operators.records.base.Rejected` record. Files
 (:mod:`.files`) and Kafka messages (:mod:`.messages`) both go through here, so a record is
 rejected for the same reasons, in the same words, whichever way it arrives.
 
@@ -28,8 +28,8 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from foldstream.operators.delay import LabelOnly
-from foldstream.operators.records import Example
+from foldstream.operators.stages.delay import LabelOnly
+from foldstream.operators.records.base import Example
 
 __all__ = ["NOUNS", "Reject", "RowSchema", "to_example", "to_item", "parse_json", "json_object",
            "json_type", "unexpected", "columns_example"]
@@ -239,7 +239,7 @@ def to_item(row: dict[str, Any], schema: RowSchema, stream: str,
             location: str) -> Example | LabelOnly:
     """:func:`to_example`, but with delayed labels (``schema.labels_later`` and an id) a row
     with the id and the label and no feature is a label row, a
-    :class:`~foldstream.operators.delay.LabelOnly` (docs/method.md §13); so is such a row whose
+    :class:`~foldstream.operators.stages.delay.LabelOnly` (docs/method.md §13); so is such a row whose
     other fields make no example (a note, a timestamp as text): they are ignored if its key is
     pending, and the delay fan-out rejects it, saying why, if not. A row with the label and
     valid features stays an example: the label of its key if pending, else an arrival with its

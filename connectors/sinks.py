@@ -1,6 +1,6 @@
 """Where output records go: a JSON Lines file, standard output, or a list (docs/method.md §10).
 
-Every sink takes the plain ``dict`` records of :mod:`foldstream.operators.records` and writes
+Every sink takes the plain ``dict`` records of :mod:`foldstream.operators.records.base` and writes
 ``dumps(record)``, so the bytes are decided in one place whatever the sink.
 
 A file sink must never hurt what it is pointed at, nor leave a file a reader cannot trust:
@@ -34,7 +34,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, NamedTuple, TextIO
 
-from foldstream.operators.records import dumps
+from foldstream.operators.records.base import dumps
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ are, and everything else as the configuration's own keys, so that a run from Pyt
 
 Python objects ride along without a new YAML kind. A learner given as a model object is an
 :class:`ObjectLearner`: a learner entry that holds the object, which ``make_plans`` hands to
-:class:`~foldstream.operators.learners.LearnerSpec` as its ``prototype``, so every fold trains
+:class:`~foldstream.operators.stages.learner.LearnerSpec` as its ``prototype``, so every fold trains
 ``prototype.clone()`` and the object itself is never trained. A source given as an object is
 read by :func:`~foldstream.connectors.generators.iter_dataset` and handed to the engine; the
 configuration only describes it (:class:`ObjectSource`, ``kind: python``).
@@ -38,7 +38,7 @@ from foldstream.job.config import Config, ConfigError, EvaluationConfig, Learner
     format_errors, jvm_options_first
 from foldstream.job.results import Results, Summary
 from foldstream.job.runner import run_configuration
-from foldstream.operators.learners import LearnerSpec, check_classifier
+from foldstream.operators.stages.learner import LearnerSpec, check_classifier
 
 __all__ = ["ApiConfig", "ObjectLearner", "ObjectSource", "Results", "Summary", "evaluate",
            "make_config", "run"]
@@ -243,7 +243,7 @@ def evaluate(source: Any, learners: Any, *, limit: int | None = None, stream: st
     learners : dict or list
         ``{name: model}`` where a model is a river model object (each fold trains a
         ``clone()``; the object is left untouched), a
-        :class:`~foldstream.operators.learners.LearnerSpec` or a learner mapping of the
+        :class:`~foldstream.operators.stages.learner.LearnerSpec` or a learner mapping of the
         configuration (``{"model": "river.tree.HoeffdingTreeClassifier", "params": {...}}``);
         or a list of LearnerSpecs or learner mappings with their ``name``.
     limit : int, optional

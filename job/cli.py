@@ -84,7 +84,7 @@ def _parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     compared = ""  # the compared measures: plot's and watch's default, read where they are named
     if wanted("plot") or wanted("watch"):
-        from foldstream.operators.aggregator import COMPARE
+        from foldstream.operators.stages.aggregator import COMPARE
 
         compared = ",".join(COMPARE)
 
@@ -409,7 +409,7 @@ def main(argv: list[str] | None = None) -> int:
         return exitcodes.OK
     from foldstream.connectors.kafka import KafkaUnavailable
     from foldstream.job.engines.flink.deps import DependencyError
-    from foldstream.operators.learners import LearnerBuildError
+    from foldstream.operators.stages.learner import LearnerBuildError
 
     try:
         if args.resume and config.engine.kind != "flink":

@@ -2,7 +2,7 @@
 
 ``load_config`` reads a YAML file (or the embedded default), applies ``--set dotted.key=value``
 overrides and validates everything, learners and generators included (each is checked, then
-built once: :mod:`foldstream.operators.models`), so a wrong dotted path or parameter is reported
+built once: :mod:`foldstream.operators.learners.models`), so a wrong dotted path or parameter is reported
 with its key before anything it names is called or any data is read.
 """
 
@@ -20,22 +20,23 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from foldstream.connectors.datasets import DATASET_PREFIX, dataset_path
 from foldstream.job.checks import check_choices
-from foldstream.operators.aggregator import ALPHA, COMPARE
-from foldstream.operators.delay import MAX_PENDING
-from foldstream.operators.detectors import PAGE_HINKLEY
-from foldstream.operators.evaluator import REPORT_EVERY
-from foldstream.operators.fanout import FOLD_CHOICE, FOLD_MODE, FOLD_SEED, FOLDS, MAX_FOLDS
-from foldstream.operators.head import MAX_CLASSES
-from foldstream.operators.measures import MEASURES
+from foldstream.operators.stages.aggregator import ALPHA, COMPARE
+from foldstream.operators.stages.delay import MAX_PENDING
+from foldstream.operators.stats.detectors import PAGE_HINKLEY
+from foldstream.operators.stages.evaluator import REPORT_EVERY
+from foldstream.operators.stages.fanout import FOLD_CHOICE, FOLD_MODE, FOLD_SEED, FOLDS, MAX_FOLDS
+from foldstream.operators.stages.head import MAX_CLASSES
+from foldstream.operators.stats.measures import MEASURES
 from foldstream.operators.moa import DEFAULT_JVM_OPTIONS, JvmOptionsError, check_config, \
     check_jvm_options, check_jvm_starts, configure_jvm, is_moa
-from foldstream.operators.normalization import MAX_MATRICES, NORMALIZABLE
-from foldstream.operators.consensus import CONSENSUS_WINDOW
-from foldstream.operators.sequential import REGIME_DELTA, V_MIN
-from foldstream.operators.records import DEAD_LETTER_MAX_BYTES
-from foldstream.operators.wheels import DependencyError, valid_jar
-from foldstream.operators.windows import ADWIN_DELTA, FADING_ALPHA, PARAMETER_CHECKS, WindowSpec, \
-    check_alpha, check_delta
+from foldstream.operators.stats.normalization import MAX_MATRICES, NORMALIZABLE
+from foldstream.operators.stats.consensus import CONSENSUS_WINDOW
+from foldstream.operators.stats.sequential import REGIME_DELTA, V_MIN
+from foldstream.operators.records.base import DEAD_LETTER_MAX_BYTES
+from foldstream.operators.downloads import DependencyError, valid_jar
+from foldstream.operators.stats.windows import (
+    ADWIN_DELTA, FADING_ALPHA, PARAMETER_CHECKS, WindowSpec, check_alpha, check_delta
+)
 
 PACKAGE_PREFIX = "package://"
 #: How a validator's message names a key below its own (see :func:`format_errors`).
@@ -121,9 +122,9 @@ class GeneratorSource(_Strict):
     @model_validator(mode="after")
     def _builds(self) -> "GeneratorSource":
         from foldstream.connectors.generators import make_generator
-        from foldstream.operators.models import SpecError
+        from foldstream.operators.learners.models import SpecError
 
-        try:  # checked, then built (operators/models.py): a wrong model or parameter fails now
+        try:  # checked, then built (operators/learners/models.py): a wrong model or parameter fails now
             make_generator(self.model, self.params, self.seed)
         except SpecError as error:
             raise ValueError(f"{SUBKEY}{error}" if error.key else str(error)) from None
@@ -172,7 +173,7 @@ class WindowConfig(_Strict):
     @field_validator("size", "alpha", "delta")
     @classmethod
     def _in_range(cls, value: Any, info: ValidationInfo) -> Any:
-        """Each parameter's range is the window's own (operators/windows.py), named by its key."""
+        """Each parameter's range is the window's own (operators/stats/windows.py), named by its key."""
         return None if value is None else PARAMETER_CHECKS[info.field_name](value)
 
     @model_validator(mode="after")
@@ -351,8 +352,8 @@ class LearnerConfig(_Strict):
 
     @model_validator(mode="after")
     def _builds(self) -> "LearnerConfig":
-        from foldstream.operators.learners import build_model, check_classifier
-        from foldstream.operators.models import SpecError
+        from foldstream.operators.stages.learner import build_model, check_classifier
+        from foldstream.operators.learners.models import SpecError
 
         if is_moa(self.model):  # MOA's classifiers (operators/moa.py)
             check_config(self.model, self.options, self.params, self.args)
@@ -360,7 +361,7 @@ class LearnerConfig(_Strict):
         if self.options:
             raise ValueError(f"options: only a MOA classifier (moa.classifiers....) takes "
                              f"options; {self.model} takes params")
-        try:  # checked, then built (operators/models.py): nothing unchecked is called
+        try:  # checked, then built (operators/learners/models.py): nothing unchecked is called
             model = build_model(self.model, self.params, self.args)
         except SpecError as error:
             raise ValueError(f"{SUBKEY}{error}" if error.key else str(error)) from None

@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 from foldstream.job.config import Config
-from foldstream.operators.delay import MAX_PENDING, DelayFanOut, LabelOnly, simulate_delay
-from foldstream.operators.aggregator import AggregationPlan, Aggregator, VerdictPlan
-from foldstream.operators.consensus import consensus_folds
-from foldstream.operators.evaluator import EvalPlan, FoldEvaluator
-from foldstream.operators.fanout import Batcher, FanOut, FanOutPlan
-from foldstream.operators.head import MAX_CLASSES, StreamHead
-from foldstream.operators.learners import LearnerSpec, LearnerTask
-from foldstream.operators.records import DEAD_LETTER_MAX_BYTES, Example, Rejected
+from foldstream.operators.stages.delay import MAX_PENDING, DelayFanOut, LabelOnly, simulate_delay
+from foldstream.operators.stages.aggregator import AggregationPlan, Aggregator, VerdictPlan
+from foldstream.operators.stats.consensus import consensus_folds
+from foldstream.operators.stages.evaluator import EvalPlan, FoldEvaluator
+from foldstream.operators.stages.fanout import Batcher, FanOut, FanOutPlan
+from foldstream.operators.stages.head import MAX_CLASSES, StreamHead
+from foldstream.operators.stages.learner import LearnerSpec, LearnerTask
+from foldstream.operators.records.base import DEAD_LETTER_MAX_BYTES, Example, Rejected
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class Plans:
 
     def stream_head(self, stream: str, head: type[StreamHead] = StreamHead, **more) -> StreamHead:
         """A stream's head (batcher and fan-out, or delay fan-out): ``head``, a
-        :class:`~foldstream.operators.head.StreamHead` or an engine's subclass, with ``more``
+        :class:`~foldstream.operators.stages.head.StreamHead` or an engine's subclass, with ``more``
         of its fields."""
         made = head(self.batcher(stream), self.fan_out(stream),
                     self.delay_fan_out(stream) if self.delayed else None, **more)
@@ -130,7 +130,7 @@ def open_source(config: Config) -> Iterator[Example | LabelOnly | Rejected]:
     """The configured file or generator source (Kafka sources belong to the Flink job).
 
     With delayed labels (docs/method.md §13) the labels are held back as
-    ``evaluation.delay`` says (:func:`~foldstream.operators.delay.simulate_delay`), and a JSON
+    ``evaluation.delay`` says (:func:`~foldstream.operators.stages.delay.simulate_delay`), and a JSON
     Lines row without its label is an arrival whose label comes in a later row with its id.
     """
     source = config.source

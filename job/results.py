@@ -23,12 +23,15 @@ from foldstream.job.config import Config
 from foldstream.job.tools.plot import save_figures, stream_figures
 from foldstream.job.tools.records import RecordReader, group_by_stream
 from foldstream.job.tools.tables import print_summary
-from foldstream.operators.aggregator import COMPARE
-from foldstream.operators.outputs import AlarmRecord, ComparisonRecord, DriftRecord, \
-    MeasuresRecord, OutputRecord, RankingRecord, SummaryRecord, VerdictRecord, as_typed
-from foldstream.operators.records import Record
-from foldstream.operators.verdicts import fold_scope_text, fold_verdict, live_scope_text, \
-    scope_disagreement
+from foldstream.operators.stages.aggregator import COMPARE
+from foldstream.operators.records.outputs import (
+    AlarmRecord, ComparisonRecord, DriftRecord, MeasuresRecord, OutputRecord, RankingRecord,
+    SummaryRecord, VerdictRecord, as_typed
+)
+from foldstream.operators.records.base import Record
+from foldstream.job.verdicts import (
+    fold_scope_text, fold_verdict, live_scope_text, scope_disagreement
+)
 
 
 @dataclass(repr=False)
@@ -200,7 +203,7 @@ class Results:
             ``mcnemar_p``, ``mcnemar_reject``); the Q statistic (``q``, ``< 0`` favours a);
             and the verdict of the fold tests as the summary tables word it (``better``: the
             better learner or ``None``, ``verdict``: the text), by
-            :func:`foldstream.operators.verdicts.fold_verdict`. With live verdicts on
+            :func:`foldstream.job.verdicts.fold_verdict`. With live verdicts on
             (docs/method.md §12), the ``accuracy`` rows add the confidence sequence:
             ``sequential_lower``, ``sequential_upper`` (an interval for error(a) - error(b),
             valid at every report at once), ``sequential_alpha`` and ``sequential_verdict``
@@ -355,7 +358,7 @@ class Results:
     # -- files
     def to_jsonl(self, path, rejected=None) -> Path:
         """Write the records as ``foldstream run`` writes its metrics file, byte for byte
-        (:func:`foldstream.operators.records.dumps`); ``rejected``: also the dead letters there.
+        (:func:`foldstream.operators.records.base.dumps`); ``rejected``: also the dead letters there.
         Returns the path."""
         for target, records in ((path, self.records), (rejected, self.rejected)):
             if target is not None:
@@ -369,7 +372,7 @@ class Results:
         """Read a run's records back: a metrics file (``.gz`` too), or ``kafka://HOST:PORT/TOPIC``.
 
         A line that is not a record of the contract (not JSON, or not valid against the JSON
-        Schema of ``foldstream schema``: :func:`~foldstream.operators.outputs.parse_record`)
+        Schema of ``foldstream schema``: :func:`~foldstream.operators.records.outputs.parse_record`)
         is left out and counted in :attr:`skipped`; ``rejected`` records go to
         :attr:`rejected`.
 

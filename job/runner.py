@@ -39,8 +39,8 @@ from foldstream.job.engines.stopping import Interrupted
 from foldstream.job.plans import expected_examples, make_plans, open_source, with_delay
 from foldstream.job.results import Summary
 from foldstream.job.tools import tables
-from foldstream.operators.head import TooManyClasses
-from foldstream.operators.records import Record
+from foldstream.operators.stages.head import TooManyClasses
+from foldstream.operators.records.base import Record
 
 #: The signals that stop a run of the command line: Ctrl-C, and what ``kill`` sends.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -86,7 +86,7 @@ class RunOutcome:
         :class:`~foldstream.job.engines.stopping.Interrupted`, a ``KeyboardInterrupt`` whose
         ``exit_code`` names the signal, after its records and interrupted summary were written;
         a run that ``evaluation.max_classes`` stopped raises its
-        :class:`~foldstream.operators.head.TooManyClasses` the same way.
+        :class:`~foldstream.operators.stages.head.TooManyClasses` the same way.
 
         >>> RunOutcome().raise_if_interrupted()
         >>> try:  # doctest re-raises a KeyboardInterrupt rather than compare it

@@ -6,7 +6,7 @@ them in the Python process through JPype: one JVM per process, started on first 
 
 * **The jar.** MOA 24.07's ``moa.jar`` travels inside the ``capymoa`` wheel on PyPI (capymoa
   itself needs numpy 2.2, which Flink's numpy pin forbids, so it is not installed): the wheel is
-  downloaded and the jar copied out into ``$FOLDSTREAM_CACHE`` by :mod:`~foldstream.operators.wheels`,
+  downloaded and the jar copied out into ``$FOLDSTREAM_CACHE`` by :mod:`~foldstream.operators.downloads`,
   checked against :data:`MOA_SHA256`. MOA is GPL-3.0: it is fetched at run time, never shipped.
 * **The boundary.** Crossing from Python to Java costs microseconds per call, more than MOA's
   Hoeffding tree spends on an example; so a fold's whole batch crosses at once: the features as
@@ -30,12 +30,12 @@ them in the Python process through JPype: one JVM per process, started on first 
   take it. A learner's random seed is MOA's ``setRandomSeed`` (MOA 24.07 keeps it off the
   command line): ``params: {seed: 7}`` sets it, the one parameter a MOA learner takes (a
   randomised design, ``meta.OzaBag``; a classifier that is not randomizable refuses it), and
-  ``fold_seeds`` sets each fold's to :func:`~foldstream.operators.weights.derive_seed` of that
+  ``fold_seeds`` sets each fold's to :func:`~foldstream.operators.stats.weights.derive_seed` of that
   seed (MOA's default 1 without one) and the fold, as for river's ``seed``. A Java exception
   quarantines the replica as a Python one does (a ``learner_error`` record naming the Java
   class and message).
 * **Nested.** A MOA classifier may also be the model of a parameter whose annotation names
-  :class:`MoaClassifier`: the ``model`` of :class:`~foldstream.operators.noise.NoiseFilter`
+  :class:`MoaClassifier`: the ``model`` of :class:`~foldstream.operators.learners.noise.NoiseFilter`
   (``{model: moa.classifiers.trees.HoeffdingTree, options: "-g 100", params: {seed: 3}}``,
   built by :func:`nested`), which keeps the batch path, one crossing per batch. River's own
   ensembles do not take one: they would cross per example and expect river's whole interface.
@@ -63,9 +63,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from foldstream.operators.records import error_text
-from foldstream.operators.weights import derive_seed
-from foldstream.operators.wheels import DependencyError, default_cache_dir, fetch, sha256, valid_jar
+from foldstream.operators.learners.fitting import scores
+from foldstream.operators.records.base import error_text
+from foldstream.operators.stats.weights import derive_seed
+from foldstream.operators.downloads import (
+    DependencyError, default_cache_dir, fetch, sha256, valid_jar
+)
 
 MOA_VERSION = "24.07"
 MOA_WHEEL = "capymoa==0.15.1"
@@ -428,7 +431,7 @@ def check_learner(model: str, options: str = "", seeded: bool = False) -> None:
 def _as_error(text: str) -> Exception:
     """``"Type: message"`` as an exception of that type's name, for ``error_text``.
 
-    >>> from foldstream.operators.records import error_text
+    >>> from foldstream.operators.records.base import error_text
     >>> error_text(_as_error("java.lang.IllegalStateException: no"))
     'java.lang.IllegalStateException: no'
     """
@@ -619,8 +622,6 @@ class MoaClassifier:
     def run_batch(self, batch: Any, prequential: bool, xs: list[dict]):
         """A learner task's batch (``FoldBatch``) whose features are ``xs`` (the batch's own, or
         with the learner task's lag features): (y_pred, scored, error or None)."""
-        from foldstream.operators.learners import scores
-
         weights = batch.weights
         scored = [scores(prequential, w) for w in weights]
         pred, error = self.run(xs, batch.y, weights, scored, batch.classes)
@@ -672,7 +673,7 @@ class MoaClassifier:
 
 def nested(model: str, options: str = "", seed: int | None = None) -> MoaClassifier:
     """A MOA classifier as the ``{model: moa.classifiers..., options: ..., params: {seed: ...}}``
-    of a noise filter's ``model`` (operators/models.py resolves ``moa.`` to this): checked
+    of a noise filter's ``model`` (operators/learners/models.py resolves ``moa.`` to this): checked
     as a learner's is (:func:`check_config`), then made. Its ``seed`` is used as given (a
     learner's ``fold_seeds`` has already derived it for the fold).
 

@@ -72,7 +72,7 @@ def ensure_broker_jars(cache_dir: Path | None = None) -> Path:
     """The folder holding the broker's jars, fetched with ``mvn dependency:copy-dependencies``
     when absent (once: a complete folder holds the file ``complete``). Raises
     :class:`BrokerUnavailable` when Java 17 or, for the first fetch, Maven is missing."""
-    from foldstream.operators.wheels import default_cache_dir
+    from foldstream.operators.downloads import default_cache_dir
 
     if java_release() < JAVA_RELEASE:
         found = shutil.which("java")

@@ -12,8 +12,8 @@ from pathlib import Path
 from foldstream.job.config import Config
 from foldstream.job.engines.inprocess import evaluate_to_list
 from foldstream.job.plans import make_plans, open_source
-from foldstream.operators.outputs import SummaryRecord
-from foldstream.operators.records import dumps
+from foldstream.operators.records.outputs import SummaryRecord
+from foldstream.operators.records.base import dumps
 
 TIMING = SummaryRecord.TIMING_FIELDS  # the one list of the fields that vary from run to run
 

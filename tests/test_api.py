@@ -24,9 +24,9 @@ from foldstream.job import cli
 from foldstream.job.api import make_config
 from foldstream.job.config import ConfigError, GeneratorSource
 from foldstream.job.plans import make_plans
-from foldstream.operators.learners import LearnerSpec
-from foldstream.operators.outputs import RejectedRecord, SummaryRecord
-from foldstream.operators.records import Rejected, dumps
+from foldstream.operators.stages.learner import LearnerSpec
+from foldstream.operators.records.outputs import RejectedRecord, SummaryRecord
+from foldstream.operators.records.base import Rejected, dumps
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMING = SummaryRecord.TIMING_FIELDS  # the one list of the fields that vary from run to run

@@ -17,9 +17,9 @@ import pytest
 
 from foldstream.job import exitcodes
 from foldstream.job.cli import main
-from foldstream.operators.evaluator import EvalPlan, FoldEvaluator
-from foldstream.operators.records import PredictionBatch
-from foldstream.operators.windows import WindowSpec
+from foldstream.operators.stages.evaluator import EvalPlan, FoldEvaluator
+from foldstream.operators.records.base import PredictionBatch
+from foldstream.operators.stats.windows import WindowSpec
 
 KINDS = {"cumulative": WindowSpec("cumulative"), "sliding": WindowSpec("sliding", size=500),
          "fading": WindowSpec("fading"), "adwin": WindowSpec("adwin")}

@@ -25,7 +25,7 @@ from foldstream.job.config import load_config
 from foldstream.job.engines.flink.cluster import Overview
 from foldstream.job.engines.inprocess import evaluate_to_list
 from foldstream.job.plans import make_plans
-from foldstream.operators.records import dumps
+from foldstream.operators.records.base import dumps
 
 pytestmark = [pytest.mark.flink, pytest.mark.slow]
 

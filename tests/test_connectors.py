@@ -16,11 +16,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from foldstream.connectors import files
-from foldstream.operators.imports import import_object
+from foldstream.operators.learners.imports import import_object
 from foldstream.connectors.files import count_rows, iter_file, packaged_elec_path
 from foldstream.connectors.generators import iter_generator
 from foldstream.connectors.sinks import JsonLinesSink, MemorySink, StdoutSink
-from foldstream.operators.records import Example, Rejected, dumps
+from foldstream.operators.records.base import Example, Rejected, dumps
 
 #: sha256 of the packaged Electricity (connectors/data/elec.csv.gz), the copy the counts below,
 #: the README's and the golden file were taken from: a changed file fails here on any clone.

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from foldstream.connectors.files import count_rows, iter_file
 from foldstream.job.cli import main
-from foldstream.operators.records import Example, Rejected
+from foldstream.operators.records.base import Example, Rejected
 
 
 def _quoted_rows(n: int, end: str = "\n") -> tuple[str, list[str]]:

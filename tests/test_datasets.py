@@ -18,8 +18,8 @@ import pytest
 from foldstream.connectors import datasets
 from foldstream.connectors.datasets import DATASETS, Dataset, content_sha256, ensure_dataset
 from foldstream.job.config import load_config
-from foldstream.operators import wheels
-from foldstream.operators.wheels import DependencyError
+from foldstream.operators import downloads as wheels
+from foldstream.operators.downloads import DependencyError
 
 CSV = b"a,b,Cover_Type\n1,2,3\n4,5,7\n"
 COVTYPE = Path(__file__).resolve().parents[2] / "shared" / "data" / "covtype.csv.gz"

@@ -19,8 +19,8 @@ import pytest
 from river import dummy, naive_bayes
 
 import foldstream
-from foldstream.operators.outputs import SummaryRecord
-from foldstream.operators.records import dumps
+from foldstream.operators.records.outputs import SummaryRecord
+from foldstream.operators.records.base import dumps
 
 TIMING = SummaryRecord.TIMING_FIELDS  # the one list of the fields that vary from run to run
 
@@ -183,7 +183,7 @@ def test_max_pending_expires_the_oldest_exactly(tmp_path):
     assert all(m["position"] == m["labelled"] + m["pending"] + m["expired"] and
                m["pending"] <= cap for m in reports)
     assert len(results.rejected) == n - 150
-    # every expired key is remembered (operators.delay.DoneKeys), not only the last max_pending
+    # every expired key is remembered (operators.stages.delay.DoneKeys), not only the last max_pending
     reasons = Counter(r["reason"].split(": ", 1)[1] for r in results.rejected)
     assert reasons == {"expired (dropped unscored beyond evaluation.delay.max_pending)": n - 150}
     assert summary(results)["examples_rejected"] == n - 150
@@ -219,8 +219,8 @@ def test_a_label_for_an_unknown_key_is_rejected():
     from foldstream.job.api import make_config
     from foldstream.job.engines.inprocess import evaluate_to_list
     from foldstream.job.plans import make_plans
-    from foldstream.operators.delay import LabelOnly
-    from foldstream.operators.records import Example
+    from foldstream.operators.stages.delay import LabelOnly
+    from foldstream.operators.records.base import Example
 
     config, _ = make_config([({"a": 1.0}, "u")], {"nc": dummy.NoChangeClassifier()},
                             mode="single", stream="s", delay={"examples": 1})
@@ -297,7 +297,7 @@ def test_the_delayed_stages_pickle_mid_stream(tmp_path):
     from foldstream.job.api import make_config
     from foldstream.job.engines.inprocess import StreamStages
     from foldstream.job.plans import make_plans, with_delay
-    from foldstream.operators.records import Example
+    from foldstream.operators.records.base import Example
 
     rows = [Example("s", {"a": (i * 7 % 11) / 11.0}, "uvw"[i * i % 3]) for i in range(1, 601)]
     config, _ = make_config([({"a": 1.0}, "u")], {"nb": naive_bayes.GaussianNB(),

@@ -1,4 +1,4 @@
-"""Delayed labels scored a run at a time (operators/evaluator.py, issue 20) against the
+"""Delayed labels scored a run at a time (operators/stages/evaluator.py, issue 20) against the
 example-by-example scoring before it, kept here as the oracle (``OldFoldEvaluator``).
 
 Random delayed event streams: labels out of order, examples that expire, arrivals whose label
@@ -14,11 +14,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from foldstream.operators.delay import DelayPredictionBatch
-from foldstream.operators.evaluator import EvalPlan, FoldEvaluator
-from foldstream.operators.messages import ArrivalSeen, Expiry, LabellingSeen
-from foldstream.operators.records import FoldReport
-from foldstream.operators.windows import WindowSpec
+from foldstream.operators.stages.delay import DelayPredictionBatch
+from foldstream.operators.stages.evaluator import EvalPlan, FoldEvaluator
+from foldstream.operators.stages.messages import ArrivalSeen, Expiry, LabellingSeen
+from foldstream.operators.records.base import FoldReport
+from foldstream.operators.stats.windows import WindowSpec
 
 
 class OldFoldEvaluator(FoldEvaluator):

@@ -30,8 +30,8 @@ import pytest
 
 from foldstream.job import cli
 from foldstream.job.config import load_config
-from foldstream.operators.outputs import SummaryRecord
-from foldstream.operators.records import dumps
+from foldstream.operators.records.outputs import SummaryRecord
+from foldstream.operators.records.base import dumps
 
 TIMING = SummaryRecord.TIMING_FIELDS  # the one list of the fields that vary from run to run
 N = 150            # arrivals
@@ -299,7 +299,7 @@ def _sent(bootstrap: str, topic: str) -> list[tuple[str, dict]]:
 def test_produce_a_delayed_stream_to_a_labels_topic(broker, csv_source, capsys):
     from foldstream.connectors.kafka import end_offsets
     from foldstream.job.plans import open_source
-    from foldstream.operators.delay import LabelOnly
+    from foldstream.operators.stages.delay import LabelOnly
 
     bs = broker.bootstrap
     assert cli.main(["produce", *csv_source, "--bootstrap-servers", bs, "--topic", "dp-in",

@@ -1,4 +1,4 @@
-"""The compiled ADWIN and Page-Hinkley (operators/detectors.py) against river's own classes.
+"""The compiled ADWIN and Page-Hinkley (operators/stats/detectors.py) against river's own classes.
 
 river's classes are the oracle here and only here: every detection position, width, total,
 variance and estimation must be equal (not close) on long random and drifting sequences, fed
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from river.drift import ADWIN, PageHinkley as RiverPageHinkley
 
-from foldstream.operators.detectors import Adwin, PageHinkley
-from foldstream.operators.evaluator import EvalPlan, FoldEvaluator, StateFormatError
-from foldstream.operators.windows import AdwinWindow, CumulativeWindow
+from foldstream.operators.stats.detectors import Adwin, PageHinkley
+from foldstream.operators.stages.evaluator import EvalPlan, FoldEvaluator, StateFormatError
+from foldstream.operators.stats.windows import AdwinWindow, CumulativeWindow
 
 
 def sequence(rng: np.random.Generator, n: int, kind: str) -> np.ndarray:

@@ -159,5 +159,5 @@ def test_contributing_follows_one_example_in_under_a_page():
     assert len(path.splitlines()) < 50
     steps = [Path(m).stem for m in re.findall(r"^\d+\. `([\w/.]+)`", path, re.M)]
     assert steps[0] == "cli" and steps[-1] == "sinks"  # the modules by name: a move keeps them
-    assert steps.index("fanout") < steps.index("learners") < steps.index("evaluator") \
+    assert steps.index("fanout") < steps.index("learner") < steps.index("evaluator") \
         < steps.index("aggregator")

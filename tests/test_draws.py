@@ -1,4 +1,4 @@
-"""operators/draws.py makes exactly ``random.Random(text)``'s draws, and the noise filter draws
+"""operators/stats/draws.py makes exactly ``random.Random(text)``'s draws, and the noise filter draws
 with it exactly what it drew with ``random.Random`` (docs/method.md §14: the published rates
 depend on these draws)."""
 
@@ -9,8 +9,8 @@ import random
 import pytest
 from river import dummy
 
-from foldstream.operators.detectors import compiled
-from foldstream.operators.noise import NoiseFilter
+from foldstream.operators.stats.detectors import compiled
+from foldstream.operators.learners.noise import NoiseFilter
 
 
 def reference(text: str, size: int) -> tuple[float, int]:
@@ -41,7 +41,7 @@ def test_no_texts_no_draws_and_sizes_beyond_32_bits_are_refused():
 
 
 class StdlibNoiseFilter(NoiseFilter):
-    """The filter's per-example draws as they were made before operators/draws.py."""
+    """The filter's per-example draws as they were made before operators/stats/draws.py."""
 
     def predict_one(self, x, **kwargs):
         prediction = self.model.predict_one(x)

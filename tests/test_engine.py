@@ -14,8 +14,8 @@ from river import naive_bayes
 from foldstream.job.config import load_config
 from foldstream.job.engines.inprocess import StreamStages, evaluate, evaluate_to_list
 from foldstream.job.plans import make_plans, open_source
-from foldstream.operators.outputs import SummaryRecord
-from foldstream.operators.records import dumps
+from foldstream.operators.records.outputs import SummaryRecord
+from foldstream.operators.records.base import dumps
 
 ELEC = Path(__file__).resolve().parents[2] / "shared" / "data" / "elec.csv.gz"
 if not ELEC.exists():  # a checkout without ../shared: use the packaged copy

@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from river.drift import ADWIN
 
-from foldstream.operators.evaluator import EvalPlan, FoldEvaluator
-from foldstream.operators.records import PredictionBatch
-from foldstream.operators.windows import WindowSpec
+from foldstream.operators.stages.evaluator import EvalPlan, FoldEvaluator
+from foldstream.operators.records.base import PredictionBatch
+from foldstream.operators.stats.windows import WindowSpec
 
 WINDOWS = [
     (("kind", "cumulative"),),
@@ -246,7 +246,7 @@ def test_fold_evaluator_equals_brute_force(stream, window, prequential, every):
 def test_adwin_window_mirror_stays_in_step_over_drifts():
     """Long drifting stream: the mirrored histogram equals ADWIN's width after every update and
     holds O(log W) summaries."""
-    from foldstream.operators.windows import AdwinWindow
+    from foldstream.operators.stats.windows import AdwinWindow
 
     rng = np.random.default_rng(7)
     window = AdwinWindow(delta=0.002)

@@ -29,7 +29,7 @@ from foldstream.job.config import load_config
 from foldstream.job.engines.inprocess import evaluate_to_list
 from foldstream.job.plans import make_plans
 from foldstream.job.tools.records import read_records
-from foldstream.operators.records import dumps
+from foldstream.operators.records.base import dumps
 
 pytestmark = [pytest.mark.kafka, pytest.mark.flink]
 

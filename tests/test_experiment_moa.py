@@ -15,11 +15,11 @@ import pytest
 
 from foldstream.job.config import ConfigError
 from foldstream.job.tools.experiment import load_experiment, run_configs, run_experiment, tasks
-from foldstream.operators.fanout import FanOut, FanOutPlan
-from foldstream.operators.learners import LearnerSpec, LearnerTask
+from foldstream.operators.stages.fanout import FanOut, FanOutPlan
+from foldstream.operators.stages.learner import LearnerSpec, LearnerTask
 from foldstream.operators.moa import jvm_running
-from foldstream.operators.noise import NoiseFilter
-from foldstream.operators.records import ExampleBatch
+from foldstream.operators.learners.noise import NoiseFilter
+from foldstream.operators.records.base import ExampleBatch
 
 TINY = Path(__file__).resolve().parents[1] / "conf" / "experiments" / "tiny.yaml"
 #: tiny.yaml with MOA's learners: OzaBag of 3 Hoeffding trees, the exact null a MOA tree.

@@ -28,8 +28,8 @@ from foldstream.job.engines.inprocess import evaluate_to_list
 from foldstream.job.plans import make_plans, open_source
 from foldstream.job.tools.records import read_records
 from foldstream.job.tools.schema import validate_record
-from foldstream.operators.learners import LearnerSpec
-from foldstream.operators.records import DEAD_LETTER_MAX_BYTES
+from foldstream.operators.stages.learner import LearnerSpec
+from foldstream.operators.records.base import DEAD_LETTER_MAX_BYTES
 
 CHEAP = ("learners=[{name: nb, model: river.naive_bayes.GaussianNB}, "
          "{name: nochange, model: river.dummy.NoChangeClassifier}]")

@@ -17,9 +17,9 @@ import pytest
 from foldstream.job.config import load_config
 from foldstream.job.engines.inprocess import evaluate_to_list
 from foldstream.job.plans import make_plans, open_source
-from foldstream.operators.delay import LabelOnly
-from foldstream.operators.outputs import SummaryRecord
-from foldstream.operators.records import dumps
+from foldstream.operators.stages.delay import LabelOnly
+from foldstream.operators.records.outputs import SummaryRecord
+from foldstream.operators.records.base import dumps
 
 pytestmark = pytest.mark.flink
 

@@ -17,7 +17,7 @@ import pytest
 from foldstream.job.config import load_config
 from foldstream.job.engines.inprocess import evaluate_to_list
 from foldstream.job.plans import make_plans, open_source
-from foldstream.operators.records import Example, dumps
+from foldstream.operators.records.base import Example, dumps
 
 pytestmark = pytest.mark.flink
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from foldstream.operators.outputs import SummaryRecord
+from foldstream.operators.records.outputs import SummaryRecord
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "default-run.jsonl.gz"
 TIMING = SummaryRecord.TIMING_FIELDS  # the one list of the fields that vary from run to run

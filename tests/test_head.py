@@ -1,4 +1,4 @@
-"""One stream head for both engines (operators/head.py), and the Flink checkpoints it must read.
+"""One stream head for both engines (operators/stages/head.py), and the Flink checkpoints it must read.
 
 The Flink fan-out keeps each stream's head pickled in keyed state (state ``stream``), so a
 checkpoint holds the class ``foldstream.job.engines.flink.job._StreamHead`` and its attributes:
@@ -13,11 +13,11 @@ import pickle
 from foldstream.job.api import make_config
 from foldstream.job.engines.inprocess import StreamStages
 from foldstream.job.plans import make_plans
-from foldstream.operators.delay import LabelOnly
-from foldstream.operators.head import StreamHead
-from foldstream.operators.records import Example, Rejected
+from foldstream.operators.stages.delay import LabelOnly
+from foldstream.operators.stages.head import StreamHead
+from foldstream.operators.records.base import Example, Rejected
 
-#: The attributes of the fan-out's state before operators/head.py (commit f648c19).
+#: The attributes of the fan-out's state before operators/stages/head.py (commit f648c19).
 OLD_STATE = {"batcher", "fanout", "targets", "read", "rejected", "started", "flush_due", "delay"}
 
 

@@ -17,8 +17,8 @@ import pytest
 from foldstream.connectors.parts import Assembler, MESSAGE_OVERHEAD, fits, kafka_messages, split
 from foldstream.job.tools.records import RecordReader, read_records
 from foldstream.job.tools.schema import validate_record
-from foldstream.operators.outputs import SummaryRecord
-from foldstream.operators.records import dumps
+from foldstream.operators.records.outputs import SummaryRecord
+from foldstream.operators.records.base import dumps
 
 
 def _record(stream: str = "s", position: int = 100, size: int = 5000, seed: int = 0) -> str:

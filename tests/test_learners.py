@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from foldstream.operators.learners import LearnerSpec, LearnerTask, takes_weight
-from foldstream.operators.records import FoldBatch
+from foldstream.operators.stages.learner import LearnerSpec, LearnerTask
+from foldstream.operators.learners.fitting import takes_weight
+from foldstream.operators.records.base import FoldBatch
 
 
 class Counting:
@@ -124,7 +125,7 @@ def test_every_task_gets_a_fresh_clone():
 def test_the_window_majority_equals_a_count_over_the_last_labels():
     import random
 
-    from foldstream.operators.baselines import MajorityWindowClassifier
+    from foldstream.operators.learners.baselines import MajorityWindowClassifier
 
     rng = random.Random(3)
     labels = [rng.choice("abc") for _ in range(500)]
@@ -143,6 +144,6 @@ def test_the_window_majority_runs_as_a_configured_learner():
 
     results = foldstream.evaluate(
         {"path": "package://elec.csv.gz", "label": "target", "limit": 2000},
-        {"maj": {"model": "foldstream.operators.baselines.MajorityWindowClassifier",
+        {"maj": {"model": "foldstream.operators.learners.baselines.MajorityWindowClassifier",
                  "params": {"window_size": 100}}}, folds=2)
     assert set(results.measures("accuracy").learner) == {"maj"}

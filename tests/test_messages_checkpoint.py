@@ -1,5 +1,5 @@
 """A checkpoint whose stages hold the plain tuples of the layout before the named messages
-(``operators/messages.py``) resumes, and reports from there on what that layout reported.
+(``operators/stages/messages.py``) resumes, and reports from there on what that layout reported.
 
 ``tests/data/messages-checkpoint-v2.pickle.gz`` holds the stages of a delayed stream
 (:class:`~foldstream.job.engines.inprocess.StreamStages`: the delay fan-out with buffered events,
@@ -22,8 +22,8 @@ from pathlib import Path
 from foldstream.job.config import load_config
 from foldstream.job.engines.inprocess import StreamStages
 from foldstream.job.plans import make_plans
-from foldstream.operators.outputs import SummaryRecord
-from foldstream.operators.records import Example
+from foldstream.operators.records.outputs import SummaryRecord
+from foldstream.operators.records.base import Example
 
 STORED = Path(__file__).resolve().parent / "data" / "messages-checkpoint-v2.pickle.gz"
 N, CUT, EVERY = 400, 180, 40

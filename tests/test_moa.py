@@ -20,10 +20,10 @@ import pytest
 
 import foldstream
 from foldstream.job.config import ConfigError, load_config
-from foldstream.operators.fanout import FanOut, FanOutPlan
-from foldstream.operators.learners import LearnerSpec, LearnerTask
+from foldstream.operators.stages.fanout import FanOut, FanOutPlan
+from foldstream.operators.stages.learner import LearnerSpec, LearnerTask
 from foldstream.operators.moa import MoaClassifier, ensure_moa_jar, moa
-from foldstream.operators.records import ExampleBatch
+from foldstream.operators.records.base import ExampleBatch
 
 HT = "moa.classifiers.trees.HoeffdingTree"
 

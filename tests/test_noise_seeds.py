@@ -9,14 +9,14 @@ from river import dummy, naive_bayes
 from foldstream.job.config import ConfigError, load_config
 from foldstream.job.engines.inprocess import evaluate_to_list
 from foldstream.job.plans import make_plans, open_source
-from foldstream.operators.learners import LearnerSpec, LearnerTask
-from foldstream.operators.noise import NoiseFilter
-from foldstream.operators.weights import derive_seed
+from foldstream.operators.stages.learner import LearnerSpec, LearnerTask
+from foldstream.operators.learners.noise import NoiseFilter
+from foldstream.operators.stats.weights import derive_seed
 
 SEA = "source={kind: generator, model: river.datasets.synth.SEA, limit: 1500, seed: 2}"
 BAGGING = ("{name: bag, model: river.ensemble.BaggingClassifier, fold_seeds: %s, params: "
            "{model: {model: river.naive_bayes.GaussianNB}, n_models: 2, seed: 5}}")
-NOISY = ("{name: noisy, model: foldstream.operators.noise.NoiseFilter, fold_seeds: true, params: "
+NOISY = ("{name: noisy, model: foldstream.operators.learners.noise.NoiseFilter, fold_seeds: true, params: "
          "{model: {model: river.ensemble.BaggingClassifier, params: {model: "
          "{model: river.naive_bayes.GaussianNB}, n_models: 2, seed: 5}}, p_noise: 0.1, seed: 1}}")
 
@@ -91,6 +91,6 @@ def test_two_filters_draw_differently_by_seed_and_alike_by_replay():
 
 def test_a_bad_noise_rate_fails_at_start_naming_the_learner():
     with pytest.raises(ConfigError, match="learners.0.*p_noise"):
-        load_config(None, [SEA, "learners=[{name: n, model: foldstream.operators.noise.NoiseFilter, "
+        load_config(None, [SEA, "learners=[{name: n, model: foldstream.operators.learners.noise.NoiseFilter, "
                                 "params: {model: {model: river.dummy.NoChangeClassifier}, "
                                 "p_noise: 1.5}}]"])

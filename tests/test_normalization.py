@@ -1,4 +1,4 @@
-"""Tests of foldstream.operators.normalization (docs/method.md §5 binary measures, §8)."""
+"""Tests of foldstream.operators.stats.normalization (docs/method.md §5 binary measures, §8)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from foldstream.operators import normalization as nz
-from foldstream.operators.normalization import NORMALIZABLE, binary_measure, normalize
+from foldstream.operators.stats import normalization as nz
+from foldstream.operators.stats.normalization import NORMALIZABLE, binary_measure, normalize
 
 
 # ----------------------------------------------------------------------------------------------
@@ -136,8 +136,8 @@ def test_binary_measure_is_the_measure_of_the_records(tp, fn, fp, tn, positive):
     """binary_measure and measures.compute share their formulas (f1, the recall means) or, for
     kappa and MCC, give the closed form of the same definition: the same value (bit for bit
     where they share the code) on every 2x2 matrix whose rows and columns are not empty."""
-    from foldstream.operators.measures import binary_counts, compute
-    from foldstream.operators.windows import Counts
+    from foldstream.operators.stats.measures import binary_counts, compute
+    from foldstream.operators.stats.windows import Counts
 
     neg = 1 - positive  # the window's codes: the positive class need not be the first
     cm = {(positive, positive): tp, (positive, neg): fn, (neg, positive): fp, (neg, neg): tn}

@@ -3,7 +3,7 @@
 Every reader (``plot``, ``report``, the Python API, ``watch``, the dashboard) reads through
 :class:`~foldstream.job.tools.records.RecordReader`, so a gzip-compressed metrics file must read
 the same as the plain one in each of them; files written before (the golden run) must still
-read; and the words of a live verdict must be those of :mod:`foldstream.operators.verdicts`
+read; and the words of a live verdict must be those of :mod:`foldstream.job.verdicts`
 wherever they are shown, with no second wording (the dashboard's JavaScript holds none).
 """
 
@@ -24,17 +24,11 @@ from foldstream.job.tools.dashboard.state import Cursor, DashboardState
 from foldstream.job.tools.records import RecordReader, group_by_stream, read_records
 from foldstream.job.tools.report import gather, render_html
 from foldstream.job.tools.schema import RecordError, load_schema, validate_record
-from foldstream.operators.outputs import parse_record
-from foldstream.operators.records import SCHEMA_VERSION
-from foldstream.operators.verdicts import (
-    ANY_TIME,
-    BETTER,
-    FOLDS,
-    LIVE_VERDICTS,
-    NO_DIFFERENCE,
-    UNDEFINED,
-    sequential_head,
-    live_verdict_text,
+from foldstream.operators.records.outputs import parse_record
+from foldstream.operators.records.base import SCHEMA_VERSION
+from foldstream.job.verdicts import (
+    ANY_TIME, BETTER, FOLDS, LIVE_VERDICTS, NO_DIFFERENCE, UNDEFINED, sequential_head,
+    live_verdict_text
 )
 
 GOLDEN = Path(__file__).parent / "golden" / "default-run.jsonl.gz"

@@ -16,15 +16,9 @@ import sys
 import numpy as np
 import pytest
 
-from foldstream.operators.consensus import Consensus, consensus_folds
-from foldstream.operators.sequential import (
-    A_BETTER,
-    B_BETTER,
-    UNDECIDED,
-    PairSequence,
-    RegimeSequence,
-    boundary_array,
-    segment_alpha,
+from foldstream.operators.stats.consensus import Consensus, consensus_folds
+from foldstream.operators.stats.sequential import (
+    A_BETTER, B_BETTER, UNDECIDED, PairSequence, RegimeSequence, boundary_array, segment_alpha
 )
 
 ALPHA = 0.05
@@ -289,7 +283,7 @@ def test_regime_off_and_no_consensus_change_nothing_else(tmp_path):
     from foldstream.job.config import load_config
     from foldstream.job.engines.inprocess import evaluate_to_list
     from foldstream.job.plans import make_plans, open_source
-    from foldstream.operators.records import dumps
+    from foldstream.operators.records.base import dumps
 
     def run(*overrides):
         config = load_config(None, ["source.limit=3000", "evaluation.folds=4", *overrides])

@@ -19,7 +19,7 @@ import pytest
 from foldstream.job.config import load_config
 from foldstream.job.engines.inprocess import evaluate_to_list
 from foldstream.job.plans import make_plans
-from foldstream.operators.records import dumps
+from foldstream.operators.records.base import dumps
 
 
 FIRST, SECOND = 600, 600  # examples before the kill, and after it

@@ -21,8 +21,8 @@ from foldstream.job.plans import make_plans, open_source
 from foldstream.job.tools.records import RecordError, RecordReader, RecordSource, read_records
 from foldstream.job.tools.schema import SCHEMA_RESOURCE, load_schema, schema_text, \
     validate_record
-from foldstream.operators.measures import MEASURES
-from foldstream.operators.normalization import NORMALIZABLE
+from foldstream.operators.stats.measures import MEASURES
+from foldstream.operators.stats.normalization import NORMALIZABLE
 
 CHEAP_LEARNERS = ("learners=[{name: nb, model: river.naive_bayes.GaussianNB}, "
                   "{name: nochange, model: river.dummy.NoChangeClassifier}]")
@@ -73,7 +73,7 @@ def test_the_committed_schema_is_what_the_record_classes_generate():
     committed = (resources.files("foldstream.job.tools") / SCHEMA_RESOURCE).read_text("utf-8")
     assert committed == schema_text(), (
         "job/tools/schema/records.schema.json differs from the record classes "
-        "(foldstream.operators.outputs): regenerate it with python -m foldstream.job.tools.schema")
+        "(foldstream.operators.records.outputs): regenerate it with python -m foldstream.job.tools.schema")
 
 
 def test_the_schema_names_every_measure_the_engine_computes():

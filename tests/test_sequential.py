@@ -1,4 +1,4 @@
-"""The live-verdict confidence sequence (operators/sequential.py, docs/method.md §12).
+"""The live-verdict confidence sequence (operators/stats/sequential.py, docs/method.md §12).
 
 Worked values of the boundary, the accumulator against a recomputation from the definition
 (exact rationals) under arbitrary cuts of the stream, and validity and power by simulation with
@@ -17,19 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from foldstream.operators.sequential import (
-    A_BETTER,
-    B_BETTER,
-    UNDECIDED,
-    V_MIN,
-    PairSequence,
-    SequentialResult,
-    boundary,
-    boundary_array,
-    fold_differences,
-    interval,
-    result,
-    verdict_of,
+from foldstream.operators.stats.sequential import (
+    A_BETTER, B_BETTER, UNDECIDED, V_MIN, PairSequence, SequentialResult, boundary,
+    boundary_array, fold_differences, interval, result, verdict_of
 )
 
 ALPHA = 0.05

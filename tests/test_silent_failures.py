@@ -17,7 +17,7 @@ import pytest
 
 from foldstream.job import exitcodes
 from foldstream.job.cli import main
-from foldstream.operators.evaluator import positive_code
+from foldstream.operators.stages.evaluator import positive_code
 
 ROOT = Path(__file__).resolve().parents[1]
 LEARNERS = ("learners=[{name: nb, model: river.naive_bayes.GaussianNB}, "
@@ -136,8 +136,8 @@ def test_the_command_line_hands_its_progress_bar_to_the_flink_job(monkeypatch, t
 
     def fake_run(config, emit, dead_letter, on_progress=None, **options):
         assert on_progress is not None, "the command line passed no progress callback"
-        from foldstream.operators.outputs import SummaryRecord
-        from foldstream.operators.records import dumps
+        from foldstream.operators.records.outputs import SummaryRecord
+        from foldstream.operators.records.base import dumps
 
         summary = SummaryRecord.at_end(stream="elec", position=9, read=10, rejected=1,
                                        wall_time_s=0.5, measures=[])

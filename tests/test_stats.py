@@ -1,4 +1,4 @@
-"""Tests of foldstream.operators.stats (docs/method.md §6)."""
+"""Tests of foldstream.operators.stats.significance (docs/method.md §6)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from foldstream.operators import stats
+from foldstream.operators.stats import significance as stats
 
 # Table 1 of Bifet et al. (docs/method.md §6)
 A = [77.98, 72.26, 76.95, 77.94, 72.23, 76.90, 77.93, 72.37, 76.93, 77.97]

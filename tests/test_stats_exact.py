@@ -1,6 +1,6 @@
-"""The fold tests at table cost (operators/stats.py, docs/method.md §6) give scipy's numbers.
+"""The fold tests at table cost (operators/stats/significance.py, docs/method.md §6) give scipy's numbers.
 
-:func:`~foldstream.operators.stats.signed_rank_test` replaces ``scipy.stats.wilcoxon`` (whose
+:func:`~foldstream.operators.stats.significance.signed_rank_test` replaces ``scipy.stats.wilcoxon`` (whose
 permutation test over the 2^k sign patterns cost about 0.1 s a call) and the sign test's
 p-values are cached; the records must not change by a bit, so every comparison here is ``==``
 on the floats, not ``approx``. The reference is scipy itself, called on many vectors at once
@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from foldstream.operators import stats
-from foldstream.operators.stats import signed_rank_test
+from foldstream.operators.stats import significance as stats
+from foldstream.operators.stats.significance import signed_rank_test
 
 ALTERNATIVES = ("two-sided", "less", "greater")
 

@@ -258,7 +258,7 @@ def test_a_parameter_of_the_wrong_type_or_kind_names_its_key(user_models, capsys
     "[{model: river.naive_bayes.GaussianNB}, {model: river.tree.HoeffdingTreeClassifier}]}}",
     "learners.0={name: p, model: river.compose.Pipeline, args: [{model: "
     "river.preprocessing.StandardScaler}, {model: river.linear_model.SoftmaxRegression}]}",
-    "learners.0={name: n, model: foldstream.operators.noise.NoiseFilter, fold_seeds: true, "
+    "learners.0={name: n, model: foldstream.operators.learners.noise.NoiseFilter, fold_seeds: true, "
     "params: {model: {model: river.tree.HoeffdingTreeClassifier}, p_noise: 0.1, seed: 1}}",
     "learners.0={name: u, model: river.imblearn.RandomUnderSampler, params: {classifier: "
     "{model: river.naive_bayes.GaussianNB}, desired_dist: {0: 0.5, 1: 0.5}, seed: 1}}",

@@ -34,9 +34,9 @@ from foldstream.connectors.generators import iter_dataset
 from foldstream.connectors.messages import ByTopic, LabelParser, MessageParser
 from foldstream.job import exitcodes
 from foldstream.job.cli import main
-from foldstream.operators.delay import DoneKeys, LabelOnly
-from foldstream.operators.outputs import SummaryRecord
-from foldstream.operators.records import Example, Rejected, dumps
+from foldstream.operators.stages.delay import DoneKeys, LabelOnly
+from foldstream.operators.records.outputs import SummaryRecord
+from foldstream.operators.records.base import Example, Rejected, dumps
 
 POISON = "7" * 5000  # a JSON integer Python will not convert (sys.int_max_str_digits: 4300)
 TIMING = SummaryRecord.TIMING_FIELDS  # the one list of the fields that vary from run to run
@@ -372,8 +372,8 @@ def test_a_checkpoint_from_before_done_keys_restores_its_keys():
     its done keys as ``{why: {key: None}}``; restored, they are :class:`DoneKeys`."""
     from collections import OrderedDict
 
-    from foldstream.operators.delay import BadLabel, DelayFanOut
-    from foldstream.operators.fanout import FanOutPlan
+    from foldstream.operators.stages.delay import BadLabel, DelayFanOut
+    from foldstream.operators.stages.fanout import FanOutPlan
 
     fan_out = DelayFanOut("s", FanOutPlan("single"), batch_size=10, max_pending=2)
     fan_out.add(Example("s", {"a": 1.0}, None, 5))

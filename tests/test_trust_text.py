@@ -152,8 +152,8 @@ import select
 import time
 
 from foldstream.job.terminal import inert
-from foldstream.operators.outputs import AlarmRecord, LearnerErrorRecord
-from foldstream.operators.records import dumps
+from foldstream.operators.records.outputs import AlarmRecord, LearnerErrorRecord
+from foldstream.operators.records.base import dumps
 
 #: what a terminal would act on: colours, a window title, the clipboard (``rm -rf ~``),
 #: 8-bit CSI and OSC, NUL, DEL, BEL, a carriage return and a right-to-left override

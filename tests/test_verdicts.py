@@ -1,4 +1,4 @@
-"""One verdict rule for the fold tests (operators/verdicts.py), shown alike by the summary tables
+"""One verdict rule for the fold tests (job/verdicts.py), shown alike by the summary tables
 and ``foldstream watch``, and the wording of a live (sequential) verdict.
 
 The two cases the views used to disagree on: a sign test that rejects while Wilcoxon does not
@@ -16,18 +16,11 @@ from rich.console import Console
 
 from foldstream.job.tools.tables import comparisons_table
 from foldstream.job.tools.watch import WatchState
-from foldstream.operators import stats
-from foldstream.operators.measures import MEASURES
-from foldstream.operators.sequential import A_BETTER, B_BETTER, UNDECIDED
-from foldstream.operators.verdicts import (
-    ANY_TIME,
-    FOLDS,
-    SIGN,
-    WILCOXON,
-    FoldVerdict,
-    decide,
-    fold_verdict,
-    sequential_text,
+from foldstream.operators.stats import significance as stats
+from foldstream.operators.stats.measures import MEASURES
+from foldstream.operators.stats.sequential import A_BETTER, B_BETTER, UNDECIDED
+from foldstream.job.verdicts import (
+    ANY_TIME, FOLDS, SIGN, WILCOXON, FoldVerdict, decide, fold_verdict, sequential_text
 )
 
 POSITION = 5000
@@ -43,7 +36,7 @@ def measures_record(learner: str, folds: list[float]) -> dict:
 
 def comparison_record(a: str, b: str, folds_a: list[float], folds_b: list[float],
                       alpha: float = 0.05) -> dict:
-    """As the aggregator builds it (operators/aggregator.py)."""
+    """As the aggregator builds it (operators/stages/aggregator.py)."""
     return {"schema": 1, "type": "comparison", "stream": "s", "position": POSITION,
             "measure": "accuracy", "a": a, "b": b, "alpha": alpha,
             "wilcoxon": stats.wilcoxon(folds_a, folds_b, alpha),

@@ -5,7 +5,7 @@
   reporting intervals) the ``sequential`` object of every ``accuracy`` comparison and every
   ``verdict`` record equal what this file recomputes from the learners' raw predictions: the
   per-fold 0/1 losses, the fold-averaged differences in exact rationals, ``n``, ``S_n`` and
-  ``V_n`` by their definitions, the bounds through :func:`operators.sequential.interval`.
+  ``V_n`` by their definitions, the bounds through :func:`operators.stats.sequential.interval`.
 * The records do not depend on the batch size.
 * End to end on 10,000 SEA examples: two noise filters of the same rate around one learner are
   never told apart; the learner against its 20%-randomised copy is, before the end.
@@ -32,9 +32,9 @@ from river import base
 from foldstream.job.config import ConfigError, load_config
 from foldstream.job.engines.inprocess import evaluate_to_list
 from foldstream.job.plans import make_plans, open_source
-from foldstream.operators.aggregator import Aggregator
-from foldstream.operators.records import Example, ExampleBatch, dumps
-from foldstream.operators.sequential import UNDECIDED, interval, verdict_of
+from foldstream.operators.stages.aggregator import Aggregator
+from foldstream.operators.records.base import Example, ExampleBatch, dumps
+from foldstream.operators.stats.sequential import UNDECIDED, interval, verdict_of
 
 LEARNERS = "foldstream_verdict_test_learners"
 
@@ -253,7 +253,7 @@ def test_records_do_not_depend_on_the_batch_size(evaluation):
 @pytest.mark.slow  # a long run
 def test_noise_filters_of_one_rate_stay_undecided_and_the_clean_learner_wins():
     tree = "{model: river.tree.HoeffdingTreeClassifier}"
-    noisy = [f"{{name: noisy{seed}, model: foldstream.operators.noise.NoiseFilter, "
+    noisy = [f"{{name: noisy{seed}, model: foldstream.operators.learners.noise.NoiseFilter, "
              f"params: {{model: {tree}, p_noise: 0.2, seed: {seed}}}}}" for seed in (1, 2)]
     config = load_config(None, [
         "source={kind: generator, model: river.datasets.synth.SEA, limit: 10000, seed: 11}",

@@ -30,8 +30,8 @@ from foldstream.job.tools.plot import (
 from foldstream.job.tools.records import read_records
 from foldstream.job.tools.tables import comparisons_table
 from foldstream.job.tools.watch import WatchState, watch
-from foldstream.operators.sequential import A_BETTER, UNDECIDED
-from foldstream.operators.verdicts import ANY_TIME, FOLDS, fold_verdict, live_verdict_text
+from foldstream.operators.stats.sequential import A_BETTER, UNDECIDED
+from foldstream.job.verdicts import ANY_TIME, FOLDS, fold_verdict, live_verdict_text
 
 PNG = b"\x89PNG\r\n\x1a\n"
 LAST = 3000

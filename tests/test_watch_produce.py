@@ -16,8 +16,8 @@ from foldstream.job.engines.inprocess import evaluate_to_list
 from foldstream.job.plans import make_plans, open_source
 from foldstream.job.tools.records import RecordReader
 from foldstream.job.tools.watch import RateMeter, WatchState
-from foldstream.operators.records import Example
-from foldstream.operators.verdicts import fold_verdict
+from foldstream.operators.records.base import Example
+from foldstream.job.verdicts import fold_verdict
 
 
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from foldstream.operators.fanout import Batcher, FanOut, FanOutPlan
-from foldstream.operators.records import Example
-from foldstream.operators.weights import fold_weights
+from foldstream.operators.stages.fanout import Batcher, FanOut, FanOutPlan
+from foldstream.operators.records.base import Example
+from foldstream.operators.stats.weights import fold_weights
 
 KEYS = list(range(1, 20_001))
 

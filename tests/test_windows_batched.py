@@ -1,4 +1,4 @@
-"""The sliding and fading windows, a segment at a time (operators/windows.py, issue 20), against
+"""The sliding and fading windows, a segment at a time (operators/stats/windows.py, issue 20), against
 their example-by-example implementation before it, kept here as the oracle.
 
 The golden file covers ADWIN windows only, so these windows are compared here on long random
@@ -20,9 +20,9 @@ from collections import deque
 import numpy as np
 import pytest
 
-from foldstream.operators import measures
-from foldstream.operators.detectors import NO_MAJORITY
-from foldstream.operators.windows import FadingWindow, SlidingWindow
+from foldstream.operators.stats import measures
+from foldstream.operators.stats.detectors import NO_MAJORITY
+from foldstream.operators.stats.windows import FadingWindow, SlidingWindow
 
 
 # ------------------------------------------------------- the oracle: the implementation before
@@ -263,7 +263,7 @@ class OldPairCounts:
 def test_the_pair_counts_count_as_before(kind, alpha, cap):
     """Shared windows that grow, hold and collapse (an ADWIN detection), codes in segments;
     an old pickled state reads in halfway and goes on alike."""
-    from foldstream.operators.evaluator import _PairCounts
+    from foldstream.operators.stages.evaluator import _PairCounts
 
     rng = np.random.default_rng(7)
     n = 20_000

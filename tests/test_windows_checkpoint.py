@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from foldstream.operators.evaluator import EvalPlan, FoldEvaluator
-from foldstream.operators.records import PredictionBatch
-from foldstream.operators.windows import WindowSpec
+from foldstream.operators.stages.evaluator import EvalPlan, FoldEvaluator
+from foldstream.operators.records.base import PredictionBatch
+from foldstream.operators.stats.windows import WindowSpec
 
 STORED = Path(__file__).resolve().parent / "data" / "windows-checkpoint-v2.pickle.gz"
 LEARNERS = ("a", "b", "c")

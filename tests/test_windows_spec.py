@@ -1,4 +1,4 @@
-"""The window spec (operators/windows.py): one frozen spec of the evaluators' window, its defaults
+"""The window spec (operators/stats/windows.py): one frozen spec of the evaluators' window, its defaults
 defined once, and bad parameters rejected by the window and by the configuration alike."""
 
 from __future__ import annotations
@@ -9,17 +9,11 @@ import pytest
 
 from foldstream.job.config import ConfigError, EvaluationConfig, load_config
 from foldstream.job.plans import make_plans
-from foldstream.operators.evaluator import REPORT_EVERY, EvalPlan
-from foldstream.operators.normalization import MAX_MATRICES
-from foldstream.operators.windows import (
-    ADWIN_DELTA,
-    FADING_ALPHA,
-    SLIDING_SIZE,
-    AdwinWindow,
-    FadingWindow,
-    SlidingWindow,
-    WindowSpec,
-    make_window,
+from foldstream.operators.stages.evaluator import REPORT_EVERY, EvalPlan
+from foldstream.operators.stats.normalization import MAX_MATRICES
+from foldstream.operators.stats.windows import (
+    ADWIN_DELTA, FADING_ALPHA, SLIDING_SIZE, AdwinWindow, FadingWindow, SlidingWindow, WindowSpec,
+    make_window
 )
 
 

@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 
 CHANGE = [{"name": "nochange", "model": "river.dummy.NoChangeClassifier"},
           {"name": "prior", "model": "river.dummy.PriorClassifier"}]
-EQUAL = [{"name": f"noisy_{i}", "model": "foldstream.operators.noise.NoiseFilter",
+EQUAL = [{"name": f"noisy_{i}", "model": "foldstream.operators.learners.noise.NoiseFilter",
           "fold_seeds": True,
           "params": {"model": {"model": "river.dummy.NoChangeClassifier"}, "p_noise": 0.2,
                      "seed": i}} for i in (1, 2)]

@@ -3,7 +3,7 @@
 It is the reference the Flink job must match record for record, and the quick way to run an
 evaluation on a laptop. For each stream it keeps a batcher, a fan-out, ``L x k`` learner tasks,
 ``k`` fold evaluators and an aggregator, exactly the keyed state the Flink job holds. With
-delayed labels (docs/method.md §13) a :class:`~foldstream.operators.delay.DelayFanOut` takes
+delayed labels (docs/method.md §13) a :class:`~foldstream.operators.stages.delay.DelayFanOut` takes
 the place of the batcher and the fan-out, and the other stages are the same objects.
 
 Run by the command line (``stop_on_signals``), the stages work in a thread of their own and the
@@ -30,21 +30,16 @@ from foldstream.job.engines.stopping import (
     in_main_thread,
 )
 from foldstream.job.plans import Plans
-from foldstream.operators.delay import DelayFanOut, LabelOnly
-from foldstream.operators.fanout import Batcher
-from foldstream.operators.head import StreamHead, TooManyClasses, counts_as_read
-from foldstream.operators.outputs import RejectedRecord
-from foldstream.operators.records import (
-    Example,
-    ExampleBatch,
-    Record,
-    Rejected,
-)
+from foldstream.operators.stages.delay import DelayFanOut, LabelOnly
+from foldstream.operators.stages.fanout import Batcher
+from foldstream.operators.stages.head import StreamHead, TooManyClasses, counts_as_read
+from foldstream.operators.records.outputs import RejectedRecord
+from foldstream.operators.records.base import Example, ExampleBatch, Record, Rejected
 
 
 @dataclass
 class StreamStages:
-    """Every stage of one stream: its head (:class:`~foldstream.operators.head.StreamHead`,
+    """Every stage of one stream: its head (:class:`~foldstream.operators.stages.head.StreamHead`,
     the Flink job's fan-out holds the same), the learner tasks and evaluators of its folds, and
     its aggregator."""
 

@@ -11,7 +11,7 @@ in a worker thread for this (:mod:`foldstream.job.engines.inprocess`); the Flink
 learners in worker processes of its own and cancels the job.
 
 A ``KeyboardInterrupt`` or ``SystemExit`` raised *inside* learner code is that learner's error
-(:class:`~foldstream.operators.learners.LearnerTask` quarantines the replica): while learners
+(:class:`~foldstream.operators.stages.learner.LearnerTask` quarantines the replica): while learners
 run, a real signal never raises in their thread, it reaches the :class:`SignalWatch`.
 
 Every command that runs until it is stopped takes the signals here, so that Ctrl-C and SIGTERM
@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from foldstream.operators.outputs import SummaryRecord
+from foldstream.operators.records.outputs import SummaryRecord
 
 STOP_GRACE_S = 5.0
 """Seconds a run stopped by SIGTERM alone has to finish its report before the stop is forced."""
@@ -254,7 +254,7 @@ class Delivered:
     ``positive_class`` (``evaluation.positive_class``) and ``classes`` (per stream, its labels
     as far as the run knows them when it stops) give those summaries the
     ``positive_class_not_seen`` field that a summary written by the stages has
-    (:meth:`~foldstream.operators.outputs.SummaryRecord.at_end`); a stream whose labels are not
+    (:meth:`~foldstream.operators.records.outputs.SummaryRecord.at_end`); a stream whose labels are not
     known gets none."""
 
     started: float = field(default_factory=time.time)
@@ -309,7 +309,7 @@ class Delivered:
         ``read`` and ``rejected`` source records, each learner's last ``measures`` record;
         ``wall_time_s`` (default: since :attr:`started`) and ``classes`` (default: the
         stream's in :attr:`classes`) as the caller knows them; ``costs``: the learners' costs
-        (:meth:`~foldstream.operators.aggregator.Aggregator.final_costs`)."""
+        (:meth:`~foldstream.operators.stages.aggregator.Aggregator.final_costs`)."""
         return SummaryRecord.at_end(
             stream=stream, position=position, read=read, rejected=rejected,
             wall_time_s=time.time() - self.started if wall_time_s is None else wall_time_s,

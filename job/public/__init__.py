@@ -34,7 +34,7 @@ _HOMES = {
     "Results": "foldstream.job.results",
     "Summary": "foldstream.job.results",
     "ConfigError": "foldstream.job.config",
-    "LearnerSpec": "foldstream.operators.learners",
+    "LearnerSpec": "foldstream.operators.stages.learner",
     "moa": "foldstream.operators.moa",
 }
 

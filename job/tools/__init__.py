@@ -19,7 +19,8 @@ Imports (the rule tests/test_layers.py checks)::
 
     may import:     foldstream.operators, foldstream.connectors, foldstream.job.config,
                     foldstream.job.plans, foldstream.job.exitcodes, foldstream.job.checks,
-                    foldstream.job.terminal, foldstream.job.engines.stopping
+                    foldstream.job.terminal, foldstream.job.engines.stopping,
+                    foldstream.job.verdicts
     never imports:  pyflink
     cluster may also import:     foldstream.job.engines.flink
     experiment may also import:  foldstream.job.runner

@@ -23,11 +23,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from foldstream.operators.outputs import MeasuresRecord, SummaryRecord
-from foldstream.operators.records import Record
-from foldstream.operators.sequential import A_BETTER, B_BETTER
-from foldstream.operators.verdicts import NO_DIFFERENCE, UNDEFINED, fold_verdict, \
-    scope_disagreement
+from foldstream.operators.records.outputs import MeasuresRecord, SummaryRecord
+from foldstream.operators.records.base import Record
+from foldstream.operators.stats.sequential import A_BETTER, B_BETTER
+from foldstream.job.verdicts import NO_DIFFERENCE, UNDEFINED, fold_verdict, scope_disagreement
 
 DASH = "—"
 """What a view shows for an undefined value."""

@@ -36,11 +36,11 @@ from foldstream.job.checks import check_choices
 from foldstream.job.terminal import inert
 from foldstream.job.tools.records import RecordReader, StreamRecords, describe_window, \
     group_by_stream
-from foldstream.operators.aggregator import COMPARE
-from foldstream.operators.outputs import MeasuresRecord, OutputRecord, RankingRecord
-from foldstream.operators.records import Record
-from foldstream.operators.sequential import UNDECIDED
-from foldstream.operators.verdicts import ANY_TIME, BETTER, live_verdict_text
+from foldstream.operators.stages.aggregator import COMPARE
+from foldstream.operators.records.outputs import MeasuresRecord, OutputRecord, RankingRecord
+from foldstream.operators.records.base import Record
+from foldstream.operators.stats.sequential import UNDECIDED
+from foldstream.job.verdicts import ANY_TIME, BETTER, live_verdict_text
 
 
 DEFAULT_MEASURES = COMPARE
@@ -75,7 +75,7 @@ def bounded_learners(records: Iterable[Any]) -> Iterator[Any]:
     records name more than :data:`MAX_LEARNERS` learners: a file of many learners is refused
     after its first few hundred records, not after reading it all.
 
-    >>> from foldstream.operators.outputs import AlarmRecord
+    >>> from foldstream.operators.records.outputs import AlarmRecord
     >>> len(list(bounded_learners([AlarmRecord(stream="s", position=1, learner="a", fold=0,
     ...     detector="adwin", quantity="loss")])))
     1
@@ -320,7 +320,7 @@ def first_decided(data: StreamRecords, measure: str, a: str, b: str) -> int | No
     decided: from the ``verdict`` records, else from the comparisons' ``sequential`` objects;
     ``None`` while it never was.
 
-    >>> from foldstream.operators.outputs import VerdictRecord
+    >>> from foldstream.operators.records.outputs import VerdictRecord
     >>> data = StreamRecords("s", verdicts=[VerdictRecord(stream="s", position=700, a="x",
     ...     b="y", measure="accuracy", verdict="b_better", previous="undecided", lower=0.01,
     ...     upper=0.2, n=700, alpha=0.05)])
@@ -344,7 +344,7 @@ def verdicts_figure(data: StreamRecords):
     once), the observed mean difference ``S_n / n``, the zero line, and a vertical mark at the
     first position where the verdict was decided (:func:`first_decided`). Above zero, B did
     better; below, A. Each axes is titled with the verdict at the last report, in
-    :func:`~foldstream.operators.verdicts.sequential_text`'s words.
+    :func:`~foldstream.job.verdicts.sequential_text`'s words.
 
     Returns
     -------

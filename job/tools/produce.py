@@ -10,7 +10,7 @@ that a job bounded by the end offsets then reads every example.
 
 Delayed labels (docs/method.md §13, ``evaluation.delay``): the stream is sent as a delayed
 Kafka job reads it, in the event order of
-:func:`~foldstream.operators.delay.simulate_delay`: each example without its label (an
+:func:`~foldstream.operators.stages.delay.simulate_delay`: each example without its label (an
 arrival: its id and features) and, ``k`` examples later, its label as a label-only row
 ``{id: key, label: y}``, on the same topic or on a labels topic of its own (``source.labels_topic``
 of the job). The id is ``source.id_field`` of the file, or the example's position in its stream
@@ -35,8 +35,8 @@ from foldstream.job.config import Config
 from foldstream.job.engines.stopping import exit_code, interruptible, signal_of, stop_text
 from foldstream.job.terminal import inert
 from foldstream.job.tools.tables import typed
-from foldstream.operators.delay import LabelOnly
-from foldstream.operators.records import Example, Rejected
+from foldstream.operators.stages.delay import LabelOnly
+from foldstream.operators.records.base import Example, Rejected
 
 FLUSH_EVERY = 500  # messages between flushes: bounds memory and keeps the progress bar honest
 SHOWN_REJECTED = 5  # rejected rows printed in full; the rest are only counted

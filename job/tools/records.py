@@ -8,18 +8,18 @@ the dashboard, the Python API and the experiments. What they share:
   or following it as it grows; a record that a Kafka sink wrote in ``part`` records comes out
   whole, and one whose parts did not all come is skipped with a message, never silently. Any
   line that is not a record of the contract (:func:`decode_line`, then
-  :func:`~foldstream.operators.outputs.parse_record`) is skipped and counted, and reading
+  :func:`~foldstream.operators.records.outputs.parse_record`) is skipped and counted, and reading
   goes on;
 * **checking**: :func:`check_version` (the one test of the ``schema`` field against
-  :data:`~foldstream.operators.records.SCHEMA_VERSION`); a record's type, fields and ranges are
-  checked by its class (:mod:`foldstream.operators.outputs`), and the full JSON Schema
+  :data:`~foldstream.operators.records.base.SCHEMA_VERSION`); a record's type, fields and ranges are
+  checked by its class (:mod:`foldstream.operators.records.outputs`), and the full JSON Schema
   validation is :func:`foldstream.job.tools.schema.validate_record`;
 * **describing**: :func:`describe_record` names a record in a message, :func:`describe_window`
   a window;
 * **folding by type**: :func:`of_type` picks the records of some types, in order;
   :func:`group_by_stream` sorts typed records by stream and type (:class:`StreamRecords`).
 
-The records are built by :mod:`foldstream.operators.outputs`; this module only reads them.
+The records are built by :mod:`foldstream.operators.records.outputs`; this module only reads them.
 """
 
 from __future__ import annotations
@@ -37,11 +37,12 @@ from pathlib import Path
 from typing import Any
 
 from foldstream.connectors.parts import Assembler
-from foldstream.operators.outputs import AlarmRecord, ComparisonRecord, DriftRecord, \
-    MeasuresRecord, OutputRecord, RankingRecord, RecordError, VerdictRecord, parse_record, \
-    version_problem
-from foldstream.operators.outputs import describe as describe_record
-from foldstream.operators.records import Record
+from foldstream.operators.records.outputs import (
+    AlarmRecord, ComparisonRecord, DriftRecord, MeasuresRecord, OutputRecord, RankingRecord,
+    RecordError, VerdictRecord, parse_record, version_problem
+)
+from foldstream.operators.records.outputs import describe as describe_record
+from foldstream.operators.records.base import Record
 
 KAFKA_PREFIX = "kafka://"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -67,7 +68,7 @@ def decode_line(raw: bytes | str) -> Any:
     Raises ``ValueError`` naming what is wrong: not JSON, nested deeper than Python's stack
     (a line of ``[[[[...``), an integer of more digits than Python converts (an integer of
     fewer is refused by the schema's bounds,
-    :data:`~foldstream.operators.outputs.INT_MAX`), a number JSON cannot hold (``1e999``,
+    :data:`~foldstream.operators.records.outputs.INT_MAX`), a number JSON cannot hold (``1e999``,
     ``NaN``).
 
     >>> decode_line('{"position": 3}')
@@ -157,7 +158,7 @@ def group_by_stream(records: Iterable[OutputRecord | Mapping[str, Any]]
     ``plot``, ``report`` and the Python API draw and tabulate; a stream without ``measures``
     records is left out.
 
-    >>> from foldstream.operators.outputs import ComparisonRecord, MeasuresRecord
+    >>> from foldstream.operators.records.outputs import ComparisonRecord, MeasuresRecord
     >>> measures = MeasuresRecord.of_folds(stream="s", position=5, learner="ht", mode="cv",
     ...     prequential=True, folds=1, window={"kind": "cumulative"}, window_size=[5],
     ...     fold_values={"accuracy": [0.8]})
@@ -201,7 +202,7 @@ _GROUPED = frozenset(("measures", "comparison", "ranking", "alarm", "verdict", "
 # ---------------------------------------------------------------------------------- checking
 def check_version(record: Mapping[str, Any]) -> None:
     """Raise :class:`RecordError` unless the record's ``schema`` is
-    :data:`~foldstream.operators.records.SCHEMA_VERSION`, the version this foldstream reads.
+    :data:`~foldstream.operators.records.base.SCHEMA_VERSION`, the version this foldstream reads.
 
     >>> check_version({"schema": 1})
     >>> try:
@@ -272,13 +273,13 @@ class RecordReader:
         :attr:`skipped` counts them either way.
     check : bool
         ``True`` (default): skip, as well, every JSON object that is not a record of the
-        contract (:func:`~foldstream.operators.outputs.parse_record`: no or an unknown
+        contract (:func:`~foldstream.operators.records.outputs.parse_record`: no or an unknown
         ``type``, another ``schema`` version, a field missing, of the wrong type or out of
         range), so that a reader never meets a ``KeyError`` or a number it cannot hold on a
         foreign or damaged line.
         ``False``: every JSON object is yielded (``foldstream schema --check`` reports them).
     typed : bool
-        ``True``: yield each record as its class (:mod:`foldstream.operators.outputs`), not as
+        ``True``: yield each record as its class (:mod:`foldstream.operators.records.outputs`), not as
         its JSON object (implies ``check``).
 
     Every line is decoded by :func:`decode_line`: a line nested too deep, holding an integer

@@ -38,10 +38,12 @@ from foldstream.job.tools.records import RecordError, RecordReader, StreamRecord
 from foldstream.job.tools.compact import Block, CompactSummary, compact_summary, fmt, \
     fmt_count, fmt_p
 from foldstream.job.tools.tables import SUMMARY_MEASURES
-from foldstream.operators.aggregator import VERDICT_MEASURE
-from foldstream.operators.outputs import OutputRecord, SummaryRecord, VerdictRecord, as_typed
-from foldstream.operators.verdicts import fold_verdict, live_scope_text, live_verdict_text, \
-    scope_disagreement, sequential_head
+from foldstream.operators.stages.aggregator import VERDICT_MEASURE
+from foldstream.operators.records.outputs import OutputRecord, SummaryRecord, VerdictRecord, \
+    as_typed
+from foldstream.job.verdicts import (
+    fold_verdict, live_scope_text, live_verdict_text, scope_disagreement, sequential_head
+)
 
 
 DEFAULT_OUT = "report.html"
@@ -75,7 +77,7 @@ class RunFacts:
 
 def gather(records: Iterable[Any], source: str = "", skipped: int = 0) -> RunFacts:
     """Sort a run's records (typed, or JSON objects) for the report; leave out (and say why)
-    those that break the record contract (:func:`~foldstream.operators.outputs.parse_record`).
+    those that break the record contract (:func:`~foldstream.operators.records.outputs.parse_record`).
 
     A configuration is shown when a record carries one: a record of type ``config`` or a
     ``config`` field of any record (today's records carry none; the report shows what is

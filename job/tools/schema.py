@@ -3,7 +3,7 @@
 ``schema/records.schema.json`` (JSON Schema draft 2020-12) describes every record type of
 docs/method.md §10 as the engine writes it, for dashboards and for tests that hold the engine to
 its word. It is generated from the record classes
-(:func:`foldstream.operators.outputs.record_schema`, :func:`schema_text`): the committed file is
+(:func:`foldstream.operators.records.outputs.record_schema`, :func:`schema_text`): the committed file is
 that output, written by ``python -m foldstream.job.tools.schema``, and a test compares them.
 :func:`validate_record` checks one record against it with a message that names the record and
 the offending field; ``foldstream schema --check`` checks files with it.
@@ -23,7 +23,7 @@ from typing import Any
 from foldstream.job import exitcodes
 from foldstream.job.terminal import inert
 from foldstream.job.tools.records import RecordError, RecordReader, check_version, describe_record
-from foldstream.operators.outputs import RECORD_TYPES, record_schema
+from foldstream.operators.records.outputs import RECORD_TYPES, record_schema
 
 SCHEMA_RESOURCE = "schema/records.schema.json"
 MESSAGE_CHARS = 300  # the most characters of a validation message (it may quote the value)
@@ -119,7 +119,7 @@ def validate_record(record: Any) -> None:
     ------
     RecordError
         When it does not follow the schema: an unknown or missing ``type``, a ``schema``
-        other than :data:`~foldstream.operators.records.SCHEMA_VERSION`, a missing field, a
+        other than :data:`~foldstream.operators.records.base.SCHEMA_VERSION`, a missing field, a
         field of the wrong type. The message names the record (type, stream, position) and
         the path of the offending field.
 

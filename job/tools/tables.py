@@ -24,12 +24,13 @@ from rich.table import Table
 
 from foldstream.job.terminal import inert
 from foldstream.job.tools.compact import Block, CompactSummary, compact_summary, fmt, fmt_p
-from foldstream.operators.outputs import ComparisonRecord, RankingRecord, SummaryRecord, \
-    as_typed
-from foldstream.operators.records import Record
-from foldstream.operators.sequential import UNDECIDED
-from foldstream.operators.verdicts import FoldVerdict, fold_verdict, live_verdict_text, \
-    scope_disagreement
+from foldstream.operators.records.outputs import ComparisonRecord, RankingRecord, \
+    SummaryRecord, as_typed
+from foldstream.operators.records.base import Record
+from foldstream.operators.stats.sequential import UNDECIDED
+from foldstream.job.verdicts import (
+    FoldVerdict, fold_verdict, live_verdict_text, scope_disagreement
+)
 
 SUMMARY_MEASURES = ("accuracy", "kappa", "kappa_m", "kappa_per", "kappa_plus")
 
@@ -80,7 +81,7 @@ _EMOJI_OPENING = re.compile(r":(?=[^\s:]+:)")
 def verdict_markup(verdict: FoldVerdict) -> str:
     """A verdict's text as rich markup: green when it names the better learner.
 
-    >>> from foldstream.operators.verdicts import FoldVerdict
+    >>> from foldstream.job.verdicts import FoldVerdict
     >>> verdict_markup(FoldVerdict("nb", ("sign test",), "nb better (…)"))
     '[green]nb better (…)[/]'
     """
@@ -111,7 +112,7 @@ def sequential_markup(record: Record, regime: bool = False) -> str:
     when the record carries none.
 
     The words, with what the verdict covers, are
-    :func:`~foldstream.operators.verdicts.live_verdict_text`'s.
+    :func:`~foldstream.job.verdicts.live_verdict_text`'s.
 
     >>> record = {"a": "ht", "b": "nb", "sequential": {"verdict": "b_better", "lower": 0.0067,
     ...           "upper": 0.0333, "n": 900, "sum": 18.0, "variance": 20.0, "alpha": 0.05}}
@@ -135,7 +136,7 @@ def comparisons_table(comparisons: Sequence[Record], measures: Mapping[str, Reco
     """The paired fold tests of ``comparison`` records, one row each, with their verdict.
 
     ``measures`` (the latest ``measures`` record per learner) gives a rejecting Wilcoxon test
-    its direction (:func:`~foldstream.operators.verdicts.fold_verdict`). When a record carries
+    its direction (:func:`~foldstream.job.verdicts.fold_verdict`). When a record carries
     a live verdict (``sequential``, docs/method.md §12), a column shows it with its interval
     (:func:`sequential_markup`), and one more the regime verdict (§15) when the records carry
     it; each verdict names the question it answers and the examples it covers. Without live
@@ -163,7 +164,7 @@ def comparisons_table(comparisons: Sequence[Record], measures: Mapping[str, Reco
 def disagreements(comparisons: Sequence[Record],
                   measures: Mapping[str, Record] | None = None) -> list[str]:
     """The sentences of the comparisons whose verdicts' scopes point different ways
-    (:func:`~foldstream.operators.verdicts.scope_disagreement`), as plain text."""
+    (:func:`~foldstream.job.verdicts.scope_disagreement`), as plain text."""
     found = (scope_disagreement(record, measures) for record in comparisons)
     return [f"{record['a']} vs {record['b']} ({record['measure']}): {text}"
             for record, text in zip(comparisons, found) if text]

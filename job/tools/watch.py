@@ -24,13 +24,15 @@ from foldstream.job import exitcodes
 from foldstream.job.terminal import inert
 from foldstream.job.tools.records import RecordReader, describe_window
 from foldstream.job.tools.tables import comparisons_table, disagreements, fmt, fmt_p, typed
-from foldstream.operators.aggregator import COMPARE
-from foldstream.operators.outputs import AlarmRecord, ComparisonRecord, DriftRecord, \
-    LearnerErrorRecord, MeasuresRecord, OutputRecord, PartRecord, RankingRecord, RecordError, \
-    RejectedRecord, SummaryRecord, VerdictRecord, as_typed
-from foldstream.operators.records import Record
-from foldstream.operators.sequential import UNDECIDED
-from foldstream.operators.verdicts import live_verdict_text
+from foldstream.operators.stages.aggregator import COMPARE
+from foldstream.operators.records.outputs import (
+    AlarmRecord, ComparisonRecord, DriftRecord, LearnerErrorRecord, MeasuresRecord, OutputRecord,
+    PartRecord, RankingRecord, RecordError, RejectedRecord, SummaryRecord, VerdictRecord,
+    as_typed
+)
+from foldstream.operators.records.base import Record
+from foldstream.operators.stats.sequential import UNDECIDED
+from foldstream.job.verdicts import live_verdict_text
 
 
 DEFAULT_MEASURES = COMPARE
@@ -261,7 +263,7 @@ class WatchState:
     def _verdict_line(record: Record) -> Text:
         """The latest change of a pair's live verdict of one scope (a ``verdict`` record,
         docs/method.md §12, §15), in
-        :func:`~foldstream.operators.verdicts.live_verdict_text`'s words.
+        :func:`~foldstream.job.verdicts.live_verdict_text`'s words.
 
         >>> line = WatchState._verdict_line({"type": "verdict", "position": 700, "a": "ht",
         ...     "b": "nb", "measure": "accuracy", "verdict": "a_better", "previous": "undecided",

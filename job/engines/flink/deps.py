@@ -4,7 +4,7 @@ The jars (``flink-connector-kafka.jar`` 4.0.1-2.0, ``kafka-clients.jar`` 3.9.1) 
 wheel ``shigawire-apache-flink-libraries==2.0.0.post1``. That wheel is only downloaded and
 unzipped, never installed: installing it would bring a second Flink.
 
-The download and extraction are :mod:`foldstream.operators.wheels`' (shared with MOA's jar).
+The download and extraction are :mod:`foldstream.operators.downloads`' (shared with MOA's jar).
 The jars are cached in ``$FOLDSTREAM_CACHE`` (default ``~/.cache/foldstream/jars``); a second call
 finds them there and downloads nothing. ``python -m foldstream.job.engines.flink.deps`` fetches
 them and prints their paths. Why this wheel, and what the jars need from PyFlink:
@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from foldstream.job import exitcodes
-from foldstream.operators.wheels import DependencyError, default_cache_dir, fetch, valid_jar
+from foldstream.operators.downloads import DependencyError, default_cache_dir, fetch, valid_jar
 
 __all__ = ["DependencyError", "default_cache_dir", "ensure_kafka_jars"]
 

@@ -30,7 +30,7 @@ class InjectedFailure(BaseException):
     """The failure :class:`FailOnce` raises: a crash of the task, not a learner's bug.
 
     A ``BaseException``, so that the quarantine of a learner that raises an ``Exception``
-    (:class:`foldstream.operators.learners.LearnerTask`) lets it through and Flink restarts
+    (:class:`foldstream.operators.stages.learner.LearnerTask`) lets it through and Flink restarts
     the job from its last checkpoint, which is what the fault-tolerance tests exercise.
     """
 

@@ -44,8 +44,8 @@ from pyflink.common import Row, Types, WatermarkStrategy
 
 from foldstream.job.config import Config
 from foldstream.job.engines.flink.env import key_by_first_field
-from foldstream.operators.delay import LabelOnly
-from foldstream.operators.records import Example, Rejected
+from foldstream.operators.stages.delay import LabelOnly
+from foldstream.operators.records.base import Example, Rejected
 
 #: A source line on its way to the fan-out: ``Row(stream, text)``, keyed in Java by ``stream``.
 RAW_ITEM_TYPE = Types.ROW([Types.STRING(), Types.STRING()])

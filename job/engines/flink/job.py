@@ -26,7 +26,7 @@ which each worker starts again on a stream's first element: after a restore from
 the restored timers do not fire (tests/test_resume.py found the last report missing).
 
 Delayed labels (docs/method.md §13) change only the head: a stream's
-:class:`~foldstream.operators.delay.DelayFanOut` (in the same keyed state, so a checkpoint holds
+:class:`~foldstream.operators.stages.delay.DelayFanOut` (in the same keyed state, so a checkpoint holds
 the pending examples) takes arrivals and labels, and its per-fold events travel the routes of
 the fold batches to the same learner tasks and evaluators, which dispatch on their type.
 
@@ -53,18 +53,12 @@ from foldstream.job.engines.flink.env import key_by_first_field, kafka_rows
 from foldstream.job.engines.flink.files import FileInput
 from foldstream.job.engines.flink.routing import MAX_PARALLELISM, fold_routes
 from foldstream.job.plans import Plans, make_plans
-from foldstream.operators.aggregator import Aggregator
-from foldstream.operators.evaluator import FoldEvaluator
-from foldstream.operators.head import StreamHead
-from foldstream.operators.learners import LearnerTask
-from foldstream.operators.outputs import RejectedRecord, SummaryRecord
-from foldstream.operators.records import (
-    Example,
-    FoldBatch,
-    FoldReport,
-    Rejected,
-    dumps,
-)
+from foldstream.operators.stages.aggregator import Aggregator
+from foldstream.operators.stages.evaluator import FoldEvaluator
+from foldstream.operators.stages.head import StreamHead
+from foldstream.operators.stages.learner import LearnerTask
+from foldstream.operators.records.outputs import RejectedRecord, SummaryRecord
+from foldstream.operators.records.base import Example, FoldBatch, FoldReport, Rejected, dumps
 
 PICKLED = Types.PICKLED_BYTE_ARRAY()
 END_OF_INPUT = (1 << 63) - 2  # fired by the watermark a bounded source sends when it ends
@@ -111,7 +105,7 @@ class DecodeMessage:
 @dataclass
 class _StreamHead(StreamHead):
     """A stream's head as the fan-out keeps it in keyed state (state ``stream``): the engines'
-    :class:`~foldstream.operators.head.StreamHead`, and what the Flink job adds to it. Its
+    :class:`~foldstream.operators.stages.head.StreamHead`, and what the Flink job adds to it. Its
     name, module and attributes are those of checkpoints taken before the head moved to
     ``operators/``, which restore into it."""
 

@@ -15,7 +15,7 @@ Imports (the rule tests/test_layers.py checks)::
 
     may import:     foldstream.operators, foldstream.connectors, foldstream.job.exitcodes,
                     foldstream.job.checks, foldstream.job.terminal, foldstream.job.tools,
-                    foldstream.job.engines.stopping
+                    foldstream.job.engines.stopping, foldstream.job.verdicts
     never imports:  pyflink
 """
 

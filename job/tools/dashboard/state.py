@@ -15,7 +15,7 @@ curve.
 Records are checked as they are folded: one that does not follow the record contract of
 docs/method.md §10 (a missing field, a field of the wrong type, an unknown ``type``) is skipped
 and counted per source, never raised. The check is structural and cheap (a dashboard reads
-hundreds of records a second), :func:`foldstream.operators.outputs.parse_record`, the one every
+hundreds of records a second), :func:`foldstream.operators.records.outputs.parse_record`, the one every
 reader makes, into the record's class; what a page shows is derived from the typed record. Records
 of types and fields added later (``verdict``, ``comparison.sequential``, docs/method.md §12) are
 shown when present.
@@ -36,12 +36,14 @@ from typing import Any
 
 from foldstream.job.tools.records import describe_record, describe_window
 from foldstream.job.tools.watch import RateMeter
-from foldstream.operators.outputs import AlarmRecord, ComparisonRecord, DriftRecord, Live, \
-    MeasuresRecord, RankingRecord, RecordError, SummaryRecord, VerdictRecord, \
-    as_typed
-from foldstream.operators.sequential import UNDECIDED
-from foldstream.operators.verdicts import fold_verdict, live_scope_text, scope_disagreement, \
-    sequential_head, sequential_text
+from foldstream.operators.records.outputs import (
+    AlarmRecord, ComparisonRecord, DriftRecord, Live, MeasuresRecord, RankingRecord, RecordError,
+    SummaryRecord, VerdictRecord, as_typed
+)
+from foldstream.operators.stats.sequential import UNDECIDED
+from foldstream.job.verdicts import (
+    fold_verdict, live_scope_text, scope_disagreement, sequential_head, sequential_text
+)
 
 
 DEFAULT_HISTORY = 2000  # points per curve; a page of ~1,500 px shows no more
@@ -191,7 +193,7 @@ class FoldTests:
     """The latest fold tests of a pair on a measure (docs/method.md §6), and what they say.
 
     The verdict is worded when a page asks for it, not for every record: it ranks the fold
-    values (:func:`~foldstream.operators.verdicts.fold_verdict`), which costs more than folding
+    values (:func:`~foldstream.job.verdicts.fold_verdict`), which costs more than folding
     the record in. ``learners`` holds the two learners' ``measures`` records that were the
     latest when the comparison came.
     """
@@ -210,7 +212,7 @@ class FoldTests:
     @property
     def verdict(self) -> str:
         if self._verdict is None:
-            try:  # the one rule of what the fold tests say (operators/verdicts.py)
+            try:  # the one rule of what the fold tests say (job/verdicts.py)
                 self._verdict = fold_verdict(self.record, self.learners).text
             except (KeyError, TypeError, ValueError) as error:  # odd fold values
                 self._verdict = f"no verdict: {error}"

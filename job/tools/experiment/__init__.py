@@ -8,7 +8,7 @@ repeats ordinary evaluations, each one a run of the same stages as ``foldstream 
 
 * **one run per (dataset, mode, replication)** holds every condition at once: learners ``A``
   and ``B`` (the design under test, two seeds: no change), ``B_noise_<p>`` (``B`` inside a
-  seeded :class:`~foldstream.operators.noise.NoiseFilter`: a real change) and ``E1``/``E2``
+  seeded :class:`~foldstream.operators.learners.noise.NoiseFilter`: a real change) and ``E1``/``E2``
   (two noise filters with independent draws around one deterministic learner: the exact null
   of the live verdict). The aggregator compares every pair; only the pairs of the conditions
   are read. The verdicts use ``correction: none``, so each pair is tested at ``alpha``

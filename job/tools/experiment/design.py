@@ -21,8 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from foldstream.job.config import Config, ConfigError, FileSource, GeneratorSource, LearnerConfig, \
     WindowConfig, apply_overrides, check_unique, format_errors, read_yaml
 from foldstream.job.tools.records import of_type
-from foldstream.operators.sequential import UNDECIDED
-from foldstream.operators.weights import derive_seed
+from foldstream.operators.stats.sequential import UNDECIDED
+from foldstream.operators.stats.weights import derive_seed
 
 #: The tests measured, in the table's order.
 TESTS = ("mcnemar", "sign", "wilcoxon", "verdict", "regime")
@@ -33,7 +33,7 @@ MODES = ("bootstrap", "cv", "split")
 #: The compared measure whose comparison records the fold tests and the verdict are read from.
 MEASURE = "accuracy"
 #: The noise filter (docs/method.md §14).
-NOISE_FILTER = "foldstream.operators.noise.NoiseFilter"
+NOISE_FILTER = "foldstream.operators.learners.noise.NoiseFilter"
 
 
 class _Strict(BaseModel):
@@ -206,7 +206,7 @@ def noise_condition(p_noise: float) -> str:
 
 def replication_seed(seed: int, replication: int) -> int:
     """The seed of replication ``replication`` (from 0): a hash of both, as a fold's learner
-    seed is (:func:`~foldstream.operators.weights.derive_seed`).
+    seed is (:func:`~foldstream.operators.stats.weights.derive_seed`).
 
     >>> replication_seed(1, 0) != replication_seed(1, 1), replication_seed(1, 2) == replication_seed(1, 2)
     (True, True)

@@ -4,12 +4,12 @@ Everything is read off one weighted confusion matrix (rows: true class, columns:
 class) plus the weights the two baselines got right in the same window. A measure whose
 denominator is 0 is undefined and comes back as ``None``.
 
-The formulas that :func:`foldstream.operators.normalization.binary_measure` evaluates too (for a
+The formulas that :func:`foldstream.operators.stats.normalization.binary_measure` evaluates too (for a
 whole grid of binary matrices at once) are written once, below: they take plain floats, as
 :func:`compute` gives them, or numpy arrays. A ratio comes back as a numerator and a
 denominator, and the caller says what a denominator of 0 means (``None`` here, ``NaN`` on a
 grid). Kappa and MCC are the exception: on a grid they are computed in the cells' closed form,
-see :func:`~foldstream.operators.normalization.binary_measure`.
+see :func:`~foldstream.operators.stats.normalization.binary_measure`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any, Hashable, Sequence
 
-from foldstream.operators.windows import Counts
+from foldstream.operators.stats.windows import Counts
 
 #: The scalar measures every ``measures`` record carries, in output order. Per-class recall
 #: follows them as ``recall[<label>]`` for every class of the stream.
@@ -102,7 +102,7 @@ def compute(counts: Counts, classes: Sequence[Hashable], positive: int = 0) -> d
     --------
     Bifet et al. (2015), Table 5: the majority baseline is right on 70 of 100 examples.
 
-    >>> from foldstream.operators.windows import Counts
+    >>> from foldstream.operators.stats.windows import Counts
     >>> cm = {(0, 0): 40.0, (0, 1): 30.0, (1, 0): 5.0, (1, 1): 25.0}
     >>> m = compute(Counts(100.0, cm, {0: 70.0, 1: 30.0}, maj=70.0, per=50.0), ["+", "-"])
     >>> [round(m[k], 6) for k in ("accuracy", "kappa", "mcc", "recall[+]", "recall[-]")]

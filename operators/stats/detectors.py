@@ -16,9 +16,9 @@ The state is held in small numpy arrays, so a detector pickles (Flink's keyed st
 restores as any Python object does. The kernels are compiled on first use and cached on disk
 (``cache=True``): a process that finds the cache loads them in a fraction of a second.
 
-:class:`Adwin` also serves :class:`~foldstream.operators.windows.AdwinWindow`: the window's
+:class:`Adwin` also serves :class:`~foldstream.operators.stats.windows.AdwinWindow`: the window's
 per-bucket confusion counts are merged and dropped in the same loop as ADWIN's own buckets
-(:func:`~foldstream.operators.kernels.window_run`), so that the examples that leave ADWIN's window leave the counts.
+(:func:`~foldstream.operators.stats.kernels.window_run`), so that the examples that leave ADWIN's window leave the counts.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ _LOADING = threading.Lock()
 
 
 def compiled(name: str) -> types.ModuleType:
-    """A module of compiled loops (``kernels``: operators/kernels.py; ``draws``:
-    operators/draws.py), imported on first use: importing numba takes about half a second,
+    """A module of compiled loops (``kernels``: operators/stats/kernels.py; ``draws``:
+    operators/stats/draws.py), imported on first use: importing numba takes about half a second,
     which commands that evaluate nothing need not pay.
 
     PyFlink's Python workers replace ``builtins.print`` by a bound method of their own, which
@@ -66,7 +66,7 @@ def compiled(name: str) -> types.ModuleType:
 
 
 def _kernels() -> types.ModuleType:
-    """The compiled loops of the detectors and windows (operators/kernels.py)."""
+    """The compiled loops of the detectors and windows (operators/stats/kernels.py)."""
     return compiled("kernels")
 
 
@@ -240,7 +240,7 @@ class PageHinkley:
 #   is) and ``vals`` of the same length, a power of two at most half full, the key of cell
 #   ``(t, p)`` :func:`cell_key` (``p`` -1: no prediction). Only cells an example fell in are
 #   held, so a window holds at most as many as it has examples, whatever the classes;
-# * an ADWIN window's bucket mirror (:class:`~foldstream.operators.windows.AdwinWindow`): per
+# * an ADWIN window's bucket mirror (:class:`~foldstream.operators.stats.windows.AdwinWindow`): per
 #   bucket ``[start, length, maj, per]`` of its own cells, a run of ``(key, count)`` sorted by
 #   key in a pool of two arrays (freed runs are reclaimed by :func:`compacted`).
 _N_SLOT, _MAJ_SLOT, _PER_SLOT, _ROWS = 0, 1, 2, 3

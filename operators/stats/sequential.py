@@ -82,10 +82,10 @@ from typing import Any
 import numpy as np
 
 # The one ADWIN of the project (the windows of §4 and the alarms of §7 use it too): river's
-# algorithm compiled, with the same decisions (operators/detectors.py).
-from foldstream.operators.detectors import Adwin as ADWIN
-from foldstream.operators.windows import ADWIN_DELTA
-from foldstream.operators.stats import check_level as _check_alpha
+# algorithm compiled, with the same decisions (operators/stats/detectors.py).
+from foldstream.operators.stats.detectors import Adwin as ADWIN
+from foldstream.operators.stats.windows import ADWIN_DELTA
+from foldstream.operators.stats.significance import check_level as _check_alpha
 
 __all__ = [
     "ETA",
@@ -172,7 +172,7 @@ def boundary(variance: float, alpha: float, v_min: float = V_MIN) -> float:
     --------
     The worked values of docs/method.md §12 (``alpha = 0.05``, ``c = 2``, ``m = 100``):
 
-    >>> from foldstream.operators.sequential import boundary
+    >>> from foldstream.operators.stats.sequential import boundary
     >>> f"{boundary(0, 0.05):.7f}", f"{boundary(100, 0.05):.7f}"
     ('45.2449172', '45.2449172')
     >>> f"{boundary(1_000, 0.05):.7f}", f"{boundary(10_000, 0.05):.7f}"
@@ -204,7 +204,7 @@ def boundary_array(variance: Any, alpha: float, v_min: float = V_MIN) -> np.ndar
     Examples
     --------
     >>> import numpy as np
-    >>> from foldstream.operators.sequential import boundary_array
+    >>> from foldstream.operators.stats.sequential import boundary_array
     >>> np.round(boundary_array([0.0, 1_000.0, 10_000.0], 0.05), 4)
     array([ 45.2449, 136.7323, 416.4931])
     """
@@ -245,7 +245,7 @@ def interval(
 
     Examples
     --------
-    >>> from foldstream.operators.sequential import interval
+    >>> from foldstream.operators.stats.sequential import interval
     >>> interval(0, 0.0, 0.0, 0.05)
     (-1.0, 1.0)
     >>> interval(10, 2.0, 5.0, 0.05)    # too few examples: the whole range
@@ -272,7 +272,7 @@ def verdict_of(lower: float, upper: float) -> str:
 
     Examples
     --------
-    >>> from foldstream.operators.sequential import verdict_of
+    >>> from foldstream.operators.stats.sequential import verdict_of
     >>> verdict_of(0.01, 0.03), verdict_of(-0.03, -0.01), verdict_of(-0.01, 0.01)
     ('b_better', 'a_better', 'undecided')
     >>> verdict_of(0.0, 0.02)            # touching 0 is not excluding it
@@ -318,7 +318,7 @@ class SequentialResult:
 
         Examples
         --------
-        >>> from foldstream.operators.sequential import result
+        >>> from foldstream.operators.stats.sequential import result
         >>> result(0, 0.0, 0.0, 0.05).as_record()  # doctest: +NORMALIZE_WHITESPACE
         {'n': 0, 'sum': 0.0, 'variance': 0.0, 'lower': -1.0, 'upper': 1.0, 'alpha': 0.05,
          'verdict': 'undecided'}
@@ -341,7 +341,7 @@ def result(
 
     Examples
     --------
-    >>> from foldstream.operators.sequential import result
+    >>> from foldstream.operators.stats.sequential import result
     >>> r = result(20_000, 400.0, 4_000.0, 0.05)
     >>> r.verdict, round(r.lower, 4), round(r.upper, 4)
     ('b_better', 0.0067, 0.0333)
@@ -412,7 +412,7 @@ class PairSequence:
 
     Examples
     --------
-    >>> from foldstream.operators.sequential import PairSequence
+    >>> from foldstream.operators.stats.sequential import PairSequence
     >>> seq = PairSequence(k=2)
     >>> for numerator in [1, 2, 0, -1, 1]:      # d = 0.5, 1, 0, -0.5, 0.5
     ...     seq.update_numerator(numerator)
@@ -568,7 +568,7 @@ def fold_differences(
     Examples
     --------
     >>> import numpy as np
-    >>> from foldstream.operators.sequential import fold_differences
+    >>> from foldstream.operators.stats.sequential import fold_differences
     >>> a = np.array([[1, 0, 1, 1], [1, 1, 0, 0]], dtype=np.int8)
     >>> b = np.array([[0, 0, 1, 0], [0, 1, 1, 1]], dtype=np.int8)
     >>> scored = np.array([[1, 1, 0, 1], [1, 0, 0, 1]], dtype=bool)
@@ -616,7 +616,7 @@ def segment_alpha(alpha: float, segment: int) -> float:
 
     Examples
     --------
-    >>> from foldstream.operators.sequential import segment_alpha
+    >>> from foldstream.operators.stats.sequential import segment_alpha
     >>> round(segment_alpha(0.05, 1), 7), round(segment_alpha(0.05, 2), 7)
     (0.0303964, 0.0075991)
     >>> round(sum(segment_alpha(0.05, j) for j in range(1, 100_000)), 6)
@@ -658,7 +658,7 @@ class RegimeResult:
 
         Examples
         --------
-        >>> from foldstream.operators.sequential import RegimeSequence
+        >>> from foldstream.operators.stats.sequential import RegimeSequence
         >>> RegimeSequence(k=1).result(0.05).as_record()  # doctest: +NORMALIZE_WHITESPACE
         {'segment': 1, 'since': None, 'n': 0, 'sum': 0.0, 'variance': 0.0, 'lower': -1.0,
          'upper': 1.0, 'alpha': 0.03039635509270134, 'verdict': 'undecided'}
@@ -690,7 +690,7 @@ class RegimeSequence:
     B better by a half for 3,000 examples, then A better by a half: ADWIN cuts, the new segment
     turns to A while the whole-stream sequence (fed the same examples) goes back to undecided.
 
-    >>> from foldstream.operators.sequential import PairSequence, RegimeSequence
+    >>> from foldstream.operators.stats.sequential import PairSequence, RegimeSequence
     >>> regime, stream = RegimeSequence(k=2), PairSequence(k=2)
     >>> numerators = [1] * 3_000 + [-1] * 3_000
     >>> regime.extend_numerators(numerators[:2_500], range(1, 2_501))

@@ -2,7 +2,7 @@
 
 What crosses from one stage to the next (a learner task to its fold evaluator, an evaluator to
 the aggregator, the delay fan-out to the learner tasks) travels inside the batch and report
-dataclasses of :mod:`foldstream.operators.records` and :mod:`foldstream.operators.delay`; the
+dataclasses of :mod:`foldstream.operators.records.base` and :mod:`foldstream.operators.stages.delay`; the
 pieces those carry are the types here, each field named for what it holds:
 
 =======================================  ====================================================
@@ -35,14 +35,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Hashable, NamedTuple
 
-from foldstream.operators.records import Label
+from foldstream.operators.records.base import Label
 
 Key = Hashable
 """An example's key: its ``source.id_field`` value, or its position."""
 
 
 class LearnerError(NamedTuple):
-    """A learner replica raised (:class:`~foldstream.operators.learners.LearnerTask`): the
+    """A learner replica raised (:class:`~foldstream.operators.stages.learner.LearnerTask`): the
     position of the example, the phase (``"predict"`` or ``"learn"``) and ``"Type: message"``.
 
     >>> LearnerError(3, "learn", "ValueError: no").phase

@@ -15,14 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, NamedTuple
 
-from foldstream.operators.delay import BadLabel, DelayFanOut, DelayFoldBatch, LabelOnly
-from foldstream.operators.fanout import Batcher, FanOut, LabelClash
-from foldstream.operators.records import Example, FoldBatch, Label, Rejected
+from foldstream.operators.stages.delay import BadLabel, DelayFanOut, DelayFoldBatch, LabelOnly
+from foldstream.operators.stages.fanout import Batcher, FanOut, LabelClash
+from foldstream.operators.records.base import Example, FoldBatch, Label, Rejected
 
 
 def counts_as_read(item: Example | LabelOnly | Rejected) -> bool:
     """Whether a source item is a record read from the input: every one but a label that
-    :func:`~foldstream.operators.delay.simulate_delay` made from a row already read.
+    :func:`~foldstream.operators.stages.delay.simulate_delay` made from a row already read.
 
     >>> counts_as_read(LabelOnly("s", 7, 1, simulated=True)), counts_as_read(LabelOnly("s", 7, 1))
     (False, True)
@@ -65,7 +65,7 @@ class StreamHead:
     ``delay``: the delay fan-out of a stream with delayed labels, which takes the place of
     ``batcher`` and ``fanout``.
 
-    >>> from foldstream.operators.fanout import FanOutPlan
+    >>> from foldstream.operators.stages.fanout import FanOutPlan
     >>> head = StreamHead(Batcher("s", 2), FanOut("s", FanOutPlan("single")))
     >>> [len(head.take(Example("s", {"a": 1.0}, y)).fold_batches) for y in (1, 0)]
     [0, 1]
@@ -136,7 +136,7 @@ class StreamHead:
         """``fold_batches``, unless the stream's classes passed :attr:`max_classes`
         (:class:`TooManyClasses`: what they hold is not evaluated).
 
-        >>> from foldstream.operators.fanout import FanOutPlan
+        >>> from foldstream.operators.stages.fanout import FanOutPlan
         >>> head = StreamHead(Batcher("s", 1), FanOut("s", FanOutPlan("single")))
         >>> head.max_classes = 2
         >>> [len(head.add(Example("s", {}, y))) for y in "abab"]
@@ -144,7 +144,7 @@ class StreamHead:
         >>> head.add(Example("s", {}, "c"))
         Traceback (most recent call last):
         ...
-        foldstream.operators.head.TooManyClasses: stream 's' has more than 2 classes (label 'c' is one more): evaluation.max_classes is 2; raise it if the stream has that many, or check that the label column is a class, not an identifier
+        foldstream.operators.stages.head.TooManyClasses: stream 's' has more than 2 classes (label 'c' is one more): evaluation.max_classes is 2; raise it if the stream has that many, or check that the label column is a class, not an identifier
         """
         classes = self.classes
         if len(classes) > self.max_classes:

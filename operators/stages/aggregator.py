@@ -26,14 +26,14 @@ process ``V_n = sum_t (d_t - m_{t-1})^2`` squares the *fold average*, so it is n
 across folds: k per-fold running sums (of losses, of squared differences) cannot be combined
 into ``V_n`` afterwards, and no per-fold summary short of the examples themselves gives it.
 The evaluators therefore send, with each report, the per-example 0/1 losses since their
-previous report (:class:`~foldstream.operators.records.FoldLosses`: one packed bit per example
+previous report (:class:`~foldstream.operators.records.base.FoldLosses`: one packed bit per example
 and learner, plus the fold's scored flags, 125 bytes per 1,000 examples). Every fold reports at
 the same positions, so the k blocks of one report cover the same examples ``previous + 1 ..
 position`` and line up by index; the aggregator checks that they start where its previous
 report ended. It aligns them into (k, T) arrays, forms the exact integer numerators
 ``D_t = k d_t`` (a fold that did not score ``t`` adds 0; an example no fold scored is left out),
 and feeds them in position order to the pair's
-:class:`~foldstream.operators.sequential.PairSequence`, whose state is bit-for-bit independent
+:class:`~foldstream.operators.stats.sequential.PairSequence`, whose state is bit-for-bit independent
 of how the sequence is cut. Memory: O(report_every) bits per fold while a report is in flight,
 O(1) per pair and stream for good.
 """
@@ -45,24 +45,16 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from foldstream.operators import stats
-from foldstream.operators.consensus import Consensus
-from foldstream.operators.outputs import AlarmRecord, ComparisonRecord, DriftRecord, \
-    LearnerErrorRecord, MeasuresRecord, RankingRecord, VerdictRecord
-from foldstream.operators.messages import Alarm, FoldError
-from foldstream.operators.records import (
-    FoldReport,
-    LearnerCost,
-    pair_key,
-    unpack_bits,
+from foldstream.operators.stats import significance as stats
+from foldstream.operators.stats.consensus import Consensus
+from foldstream.operators.records.outputs import (
+    AlarmRecord, ComparisonRecord, DriftRecord, LearnerErrorRecord, MeasuresRecord, RankingRecord,
+    VerdictRecord
 )
-from foldstream.operators.sequential import (
-    UNDECIDED,
-    PairSequence,
-    RegimeResult,
-    RegimeSequence,
-    SequentialResult,
-    fold_differences,
+from foldstream.operators.stages.messages import Alarm, FoldError
+from foldstream.operators.records.base import FoldReport, LearnerCost, pair_key, unpack_bits
+from foldstream.operators.stats.sequential import (
+    UNDECIDED, PairSequence, RegimeResult, RegimeSequence, SequentialResult, fold_differences
 )
 
 COMPARE = ("accuracy", "kappa_m")

@@ -1,7 +1,7 @@
 """The compiled loops of :mod:`.detectors` and :mod:`.windows` (``numba``, cached on disk).
 
 Kept apart so that importing the project does not import numba (see
-:func:`foldstream.operators.detectors._kernels`): each loop is river's algorithm, or the
+:func:`foldstream.operators.stats.detectors._kernels`): each loop is river's algorithm, or the
 project's window arithmetic, operation for operation, as :mod:`.detectors` explains.
 """
 
@@ -12,9 +12,11 @@ import math
 import numpy as np
 from numba import njit
 
-from foldstream.operators.detectors import _BMAJ, _BPER, _DETECTIONS, _DRIFT, _LENGTH, \
-    _LEVELS, _MAJ_SLOT, _MAX_DEC, _MEAN, _MIN_INC, _N, _N_SLOT, _PER_SLOT, _PH_DRIFT, _ROWS, \
-    _START, _SUM_DEC, _SUM_INC, _TICK, _TOTAL, _VARIANCE, _WIDTH, EMPTY, NO_MAJORITY
+from foldstream.operators.stats.detectors import (
+    _BMAJ, _BPER, _DETECTIONS, _DRIFT, _LENGTH, _LEVELS, _MAJ_SLOT, _MAX_DEC, _MEAN, _MIN_INC, _N,
+    _N_SLOT, _PER_SLOT, _PH_DRIFT, _ROWS, _START, _SUM_DEC, _SUM_INC, _TICK, _TOTAL, _VARIANCE,
+    _WIDTH, EMPTY, NO_MAJORITY
+)
 
 
 # ------------------------------------------------------------------------- tables of cells

@@ -21,22 +21,24 @@ from typing import Any, Hashable, NamedTuple
 
 import numpy as np
 
-from foldstream.operators import detectors, measures, normalization
-from foldstream.operators.detectors import Adwin, PageHinkley, fade
-from foldstream.operators.delay import DelayPredictionBatch
-from foldstream.operators.measures import positive_code
-from foldstream.operators.messages import WAITING, Alarm, ArrivalSeen, Expiry, FoldError, \
-    HeldArrival, upgrade_held
-from foldstream.operators.records import DelayCounts, FoldLosses, FoldReport, PredictionBatch, \
-    pair_key, pack_bits
-from foldstream.operators.windows import ADWIN_DELTA, FADING_ALPHA, Window, WindowSpec
+from foldstream.operators.stats import detectors, measures, normalization
+from foldstream.operators.stats.detectors import Adwin, PageHinkley, fade
+from foldstream.operators.stages.delay import DelayPredictionBatch
+from foldstream.operators.stats.measures import positive_code
+from foldstream.operators.stages.messages import (
+    WAITING, Alarm, ArrivalSeen, Expiry, FoldError, HeldArrival, upgrade_held
+)
+from foldstream.operators.records.base import (
+    DelayCounts, FoldLosses, FoldReport, PredictionBatch, pair_key, pack_bits
+)
+from foldstream.operators.stats.windows import ADWIN_DELTA, FADING_ALPHA, Window, WindowSpec
 
 REPORT_EVERY = 1000
 """Default reporting interval: the folds report every this many examples of a stream."""
 STATE_FORMAT = 3
 """The layout of a :class:`FoldEvaluator`'s pickled state (Flink's keyed state): 2 since the
-windows and detectors keep their state in numpy arrays (operators/detectors.py), 3 since its
-held arrivals, alarms and errors are the named types of :mod:`foldstream.operators.messages`.
+windows and detectors keep their state in numpy arrays (operators/stats/detectors.py), 3 since its
+held arrivals, alarms and errors are the named types of :mod:`foldstream.operators.stages.messages`.
 A state of format 2 is read into format 3 (:data:`READS_FORMATS`); one of another layout is
 refused (:class:`StateFormatError`), never half read."""
 READS_FORMATS = (2, STATE_FORMAT)
@@ -53,7 +55,7 @@ class EvalPlan:
     learners: tuple[str, ...]
     window: WindowSpec = WindowSpec()
     report_every: int = REPORT_EVERY
-    # Page-Hinkley's parameters other than its defaults (operators/detectors.py); None: none
+    # Page-Hinkley's parameters other than its defaults (operators/stats/detectors.py); None: none
     page_hinkley: tuple[tuple[str, Any], ...] | None = ()
     adwin_alarms: bool = True
     adwin_delta: float = ADWIN_DELTA  # for the alarm detector when the window is not ADWIN's own
@@ -72,7 +74,7 @@ class _PairCounts:
     ``min(size_A, size_B)`` examples, the ones both learners' windows hold (ADWIN windows are
     suffixes of the scored examples), at most ``cap`` of them, whose codes a ring keeps (grown
     as it fills). A segment of codes at a time, in one compiled loop
-    (:func:`~foldstream.operators.kernels.pairs_run`).
+    (:func:`~foldstream.operators.stats.kernels.pairs_run`).
     """
 
     _FIRST_RING = 64

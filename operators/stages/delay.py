@@ -10,17 +10,17 @@ events:
   arrival its position, draws its weights (docs/method.md §2, at arrival), encodes labels in
   order of *arrival of labels*, and holds what the label will need, once per stream: the
   features, the weights, the lagged labels. It emits, per fold, a :class:`DelayFoldBatch` of
-  ordered events (:mod:`foldstream.operators.messages`): an
-  :class:`~foldstream.operators.messages.Arrival`, a
-  :class:`~foldstream.operators.messages.Labelling` (the features shipped again) and an
-  :class:`~foldstream.operators.messages.Expiry` (an example dropped unscored beyond
+  ordered events (:mod:`foldstream.operators.stages.messages`): an
+  :class:`~foldstream.operators.stages.messages.Arrival`, a
+  :class:`~foldstream.operators.stages.messages.Labelling` (the features shipped again) and an
+  :class:`~foldstream.operators.stages.messages.Expiry` (an example dropped unscored beyond
   ``max_pending``). A label for an unknown, expired or already
   labelled key raises :class:`BadLabel` (a ``rejected`` record); :class:`DoneKeys` tells the
   three apart for any key, in 9 bytes per key done.
-- :class:`~foldstream.operators.learners.LearnerTask`, per (stream, learner, fold), predicts at
+- :class:`~foldstream.operators.stages.learner.LearnerTask`, per (stream, learner, fold), predicts at
   an arrival and trains at a label, and passes a :class:`DelayPredictionBatch` on: the events
   without features, and its predictions at the arrivals. It holds nothing per example.
-- :class:`~foldstream.operators.evaluator.FoldEvaluator`, per (stream, fold), holds each pending
+- :class:`~foldstream.operators.stages.evaluator.FoldEvaluator`, per (stream, fold), holds each pending
   example's predictions (every learner's), the persistent baseline's prediction and each
   window's majority at arrival, and scores them when the label comes (the window advances in
   label order); it reports each time ``labelled`` reaches a multiple of ``report_every``.
@@ -40,11 +40,13 @@ from typing import Any, Iterable, Iterator, NamedTuple
 
 import numpy as np
 
-from foldstream.operators.fanout import FanOutPlan, check_label_type
-from foldstream.operators.messages import Arrival, Expiry, FoldEvent, LearnerError, Labelling, \
-    SeenEvent, upgrade_fold_event, upgrade_seen_event
-from foldstream.operators.records import Example, Label, LearnerCost, Rejected
-from foldstream.operators.weights import fold_weights, key_code
+from foldstream.operators.stages.fanout import FanOutPlan, check_label_type
+from foldstream.operators.stages.messages import (
+    Arrival, Expiry, FoldEvent, LearnerError, Labelling, SeenEvent, upgrade_fold_event,
+    upgrade_seen_event
+)
+from foldstream.operators.records.base import Example, Label, LearnerCost, Rejected
+from foldstream.operators.stats.weights import fold_weights, key_code
 
 MAX_PENDING = 100_000
 """Default ``evaluation.delay.max_pending``: examples of a stream that may wait for labels."""
@@ -70,9 +72,9 @@ class LabelOnly:
 class DelayFoldBatch:
     """What one fold (of every learner) receives for a run of events of a delayed stream.
 
-    ``events`` in order: :class:`~foldstream.operators.messages.Arrival`,
-    :class:`~foldstream.operators.messages.Labelling` and
-    :class:`~foldstream.operators.messages.Expiry` (their fields say what they hold; a label's
+    ``events`` in order: :class:`~foldstream.operators.stages.messages.Arrival`,
+    :class:`~foldstream.operators.stages.messages.Labelling` and
+    :class:`~foldstream.operators.stages.messages.Expiry` (their fields say what they hold; a label's
     ``y`` is a class code in ``classes``, the stream's labels in order of arrival, and its
     ``lags`` the same tuple as at its arrival).
     """
@@ -93,10 +95,10 @@ class DelayFoldBatch:
 class DelayPredictionBatch:
     """One learner's output for a :class:`DelayFoldBatch`: the events without features, and the
     learner's prediction (a class code, -1 for none) and whether the fold scores it, for each
-    arrival, in order. ``events`` are :class:`~foldstream.operators.messages.ArrivalSeen`,
-    :class:`~foldstream.operators.messages.LabellingSeen` and
-    :class:`~foldstream.operators.messages.Expiry`. ``error``: as
-    :class:`~foldstream.operators.records.PredictionBatch`'s, the position being the example's.
+    arrival, in order. ``events`` are :class:`~foldstream.operators.stages.messages.ArrivalSeen`,
+    :class:`~foldstream.operators.stages.messages.LabellingSeen` and
+    :class:`~foldstream.operators.stages.messages.Expiry`. ``error``: as
+    :class:`~foldstream.operators.records.base.PredictionBatch`'s, the position being the example's.
     """
 
     stream: str
@@ -148,7 +150,7 @@ class DoneKeys:
     keys: what tells an ``already labelled`` and an ``expired`` label from an ``unknown`` one
     (docs/method.md §13).
 
-    A key is stored as its 64-bit code (:func:`~foldstream.operators.weights.key_code`: an
+    A key is stored as its 64-bit code (:func:`~foldstream.operators.stats.weights.key_code`: an
     integer key as itself modulo 2**64, so exactly; a text key by a 64-bit hash) with one byte
     of state, in two sorted arrays: 9 bytes per key, plus a dict of the most recent keys
     (at most 65,536) merged into the arrays when it fills. A text key never seen is taken for a
@@ -232,7 +234,7 @@ class _Held:
 
 class _Taken(NamedTuple):
     """An event the fan-out took and has not emitted yet: the type of event it becomes
-    (:class:`~foldstream.operators.messages.Arrival`, ``Labelling`` or ``Expiry``), the key, the
+    (:class:`~foldstream.operators.stages.messages.Arrival`, ``Labelling`` or ``Expiry``), the key, the
     pending example, and the arrival's ``prev`` or the label's class code (``None``: an
     expiry)."""
 
@@ -255,7 +257,7 @@ class DelayFanOut:
     ``add`` takes an :class:`Example` (``y is None``: an arrival without label; with a label,
     either the label of the pending example with that key, or an arrival and at once its label)
     or a :class:`LabelOnly`, and returns the fold batches completed (``k`` per cut, in fold
-    order). It raises :class:`BadLabel` or :class:`~foldstream.operators.fanout.LabelClash`
+    order). It raises :class:`BadLabel` or :class:`~foldstream.operators.stages.fanout.LabelClash`
     for an input to reject.
 
     >>> f = DelayFanOut("s", FanOutPlan("single"), batch_size=10, max_pending=2)

@@ -18,7 +18,7 @@ Around a model with a batch path (a MOA classifier, operators/moa.py: one crossi
 per batch), the filter has one too: the model predicts and trains on the whole batch, then the
 draws' seeds are taken example by example in the same order, from the same state, as
 ``predict_one``/``learn_one`` would take them, and the batch's draws are made at once
-(operators/draws.py: ``random.Random``'s own draws, compiled), so either path gives the same
+(operators/stats/draws.py: ``random.Random``'s own draws, compiled), so either path gives the same
 predictions.
 """
 
@@ -28,8 +28,8 @@ import random
 
 from river import base
 
-from foldstream.operators.detectors import compiled
-from foldstream.operators.learners import learn, takes_weight
+from foldstream.operators.stats.detectors import compiled
+from foldstream.operators.learners.fitting import learn, takes_weight
 from foldstream.operators.moa import MoaClassifier
 
 
@@ -127,13 +127,13 @@ class NoiseFilter(base.Classifier):
 
     def _next_draw(self) -> str:
         """The seed text of the next draw (docs/method.md §14): ``random.Random(text)`` draws
-        the uniform, then the choice (operators/draws.py makes the same draws in bulk)."""
+        the uniform, then the choice (operators/stats/draws.py makes the same draws in bulk)."""
         text = f"{self.seed}:{self._learned}:{self._predicted}"
         self._predicted += 1
         return text
 
     def predict_one(self, x, **kwargs):
-        # One draw: the standard library's own generator, whose draws operators/draws.py makes
+        # One draw: the standard library's own generator, whose draws operators/stats/draws.py makes
         # in bulk (a compiled call for a single text costs about four times as much).
         prediction = self.model.predict_one(x)
         draw = random.Random(self._next_draw())

@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from foldstream.operators.records import plain
+from foldstream.operators.records.base import plain
 
 __all__ = [
     "mean_std",

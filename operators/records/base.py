@@ -2,7 +2,7 @@
 
 Every message is a small dataclass of plain Python values, so that it pickles cheaply between
 Flink operators and compares equal in tests. The output records of docs/method.md §10 are one
-class per type in :mod:`foldstream.operators.outputs`; what they write, JSON objects, is turned
+class per type in :mod:`foldstream.operators.records.outputs`; what they write, JSON objects, is turned
 into bytes by :func:`dumps` here, the one place that decides them.
 """
 
@@ -21,7 +21,7 @@ SCHEMA_VERSION = 1
 Label = Hashable
 Record = dict[str, Any]
 """An output record (docs/method.md §10) as a JSON object: what
-:meth:`~foldstream.operators.outputs.OutputRecord.as_dict` gives."""
+:meth:`~foldstream.operators.records.outputs.OutputRecord.as_dict` gives."""
 
 
 @dataclass(slots=True)
@@ -97,7 +97,7 @@ class FoldBatch:
 class LearnerCost:
     """What a learner replica has cost so far: CPU seconds of its thread in predict and in
     learn, and at the end the size of its model in bytes (MOA's: its Java serialisation;
-    others: :func:`~foldstream.operators.learners.model_size`; ``None`` before the end).
+    others: :func:`~foldstream.operators.stages.learner.model_size`; ``None`` before the end).
 
     >>> LearnerCost(0.5, 1.25).total_s
     1.75
@@ -119,7 +119,7 @@ class PredictionBatch:
     ``scored[i]`` says whether the fold scores example ``i`` (always in prequential mode; only the
     examples it does not train on in holdout mode). ``error`` is set on the one batch where the
     learner replica raised: ``(position, phase, "Type: message")`` (see
-    :class:`~foldstream.operators.learners.LearnerTask`). ``cost``: on the final batch of a
+    :class:`~foldstream.operators.stages.learner.LearnerTask`). ``cost``: on the final batch of a
     bounded input, what the replica cost over the whole stream (:class:`LearnerCost`).
     """
 

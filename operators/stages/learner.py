@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import collections
-import inspect
 import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from foldstream.operators.models import CLASSIFIER, check
+from foldstream.operators.learners.models import CLASSIFIER, check
 from foldstream.operators.moa import MoaClassifier, is_moa
-from foldstream.operators.weights import derive_seed
-from foldstream.operators.delay import DelayFoldBatch, DelayPredictionBatch
-from foldstream.operators.messages import Arrival, ArrivalSeen, LearnerError, Labelling, \
-    LabellingSeen
-from foldstream.operators.records import FoldBatch, Label, LearnerCost, PredictionBatch, \
-    error_text
+from foldstream.operators.stats.weights import derive_seed
+from foldstream.operators.stages.delay import DelayFoldBatch, DelayPredictionBatch
+from foldstream.operators.stages.messages import (
+    Arrival, ArrivalSeen, LearnerError, Labelling, LabellingSeen
+)
+from foldstream.operators.records.base import (
+    FoldBatch, Label, LearnerCost, PredictionBatch, error_text
+)
+from foldstream.operators.learners.fitting import learn, scores, takes_weight
 
 LEARNER_ERRORS = (Exception, SystemExit, KeyboardInterrupt)
 """What learner code may raise that quarantines its replica: any exception, and ``SystemExit``
@@ -27,9 +29,9 @@ signal does not raise, and a Ctrl-C stops the run instead, job/engines/stopping.
 def build_model(model: str, params: dict[str, Any] | None = None, args: list[Any] | None = None):
     """Instantiate a model from its dotted path; nested ``{"model": ...}`` values are built too.
 
-    Everything is checked first (:func:`foldstream.operators.models.check`: the classes are of
+    Everything is checked first (:func:`foldstream.operators.learners.models.check`: the classes are of
     the kind their key promises, the values of the types their parameters admit), then built;
-    any error is a :class:`~foldstream.operators.models.SpecError` naming its key.
+    any error is a :class:`~foldstream.operators.learners.models.SpecError` naming its key.
 
     >>> pipeline = build_model("river.compose.Pipeline", args=[
     ...     {"model": "river.preprocessing.StandardScaler"},
@@ -38,44 +40,9 @@ def build_model(model: str, params: dict[str, Any] | None = None, args: list[Any
     (['StandardScaler', 'LogisticRegression'], 0.1)
     >>> build_model("river.tree.HoeffdingTreeClassifier", {"grace_period": "abc"})
     Traceback (most recent call last):
-    foldstream.operators.models.SpecError: params.grace_period: expected a number, got a text: 'abc'
+    foldstream.operators.learners.models.SpecError: params.grace_period: expected a number, got a text: 'abc'
     """
     return check(model, params, args, CLASSIFIER).build()
-
-
-def takes_weight(model: Any) -> bool:
-    """Whether ``learn_one`` has an explicit sample-weight parameter ``w``."""
-    try:
-        return "w" in inspect.signature(model.learn_one).parameters
-    except (TypeError, ValueError):
-        return False
-
-
-def scores(prequential: bool, weight: int) -> bool:
-    """Whether a fold predicts and scores an example of ``weight`` (docs/method.md §2): every
-    example in prequential mode, only those it does not train on in holdout mode.
-
-    >>> scores(True, 2), scores(False, 2), scores(False, 0)
-    (True, False, True)
-    """
-    return prequential or weight == 0
-
-
-def learn(model: Any, x: dict, label: Label, weight: int, weighted: bool) -> None:
-    """Train ``model`` on one example with an integer ``weight`` (0: not at all): once with
-    ``w=weight`` when its ``learn_one`` takes a weight (:func:`takes_weight`), else ``weight``
-    times.
-
-    >>> from river.naive_bayes import GaussianNB
-    >>> model = GaussianNB()
-    >>> learn(model, {"a": 1.0}, "u", 2, takes_weight(model)); model.class_counts["u"]
-    2
-    """
-    if weighted:
-        model.learn_one(x, label, w=weight)
-    else:
-        for _ in range(weight):
-            model.learn_one(x, label)
 
 
 class LagEncoder:
@@ -203,7 +170,7 @@ class LearnerSpec:
         """A fresh model: never a shared or pre-trained instance.
 
         With ``fold_seeds`` and a ``fold``, every ``seed`` parameter (of the model and of the
-        models nested in its parameters) becomes :func:`~foldstream.operators.weights.derive_seed`
+        models nested in its parameters) becomes :func:`~foldstream.operators.stats.weights.derive_seed`
         of its value and the fold, so the ``k`` folds are independent replicas of a randomised
         design (Bifet et al. 2015; docs/method.md §14). For a ``prototype`` object, only its own
         ``seed`` parameter is derived (river's ``clone`` takes top-level parameters).
@@ -315,14 +282,14 @@ class LearnerTask:
 
     A replica whose ``predict_one`` or ``learn_one`` raises is quarantined, not fatal: the
     exception is kept in :attr:`failed` and carried once, on the batch where it happened, as
-    :attr:`PredictionBatch.error <foldstream.operators.records.PredictionBatch>` (the aggregator
+    :attr:`PredictionBatch.error <foldstream.operators.records.base.PredictionBatch>` (the aggregator
     writes it as a ``learner_error`` record with the report that covers its position). From that
     example on, the replica neither predicts nor learns: its predictions are none (-1), which
     score as wrong, like a learner that is not ready. Scoring and pairing stay as they were (the
     same examples are scored), so the comparisons with the other learners remain paired; the
     example where ``learn_one`` raised keeps the prediction already made.
 
-    >>> from foldstream.operators.fanout import FanOut, FanOutPlan
+    >>> from foldstream.operators.stages.fanout import FanOut, FanOutPlan
     >>> from foldstream.operators.records import ExampleBatch
     >>> fold_batch = FanOut("s", FanOutPlan("single")).process(
     ...     ExampleBatch("s", 0, 0, [1, 2, 3], [{"a": 1.0}, {"a": 2.0}, {"a": 3.0}], [0, 0, 0]))[0]

@@ -11,7 +11,7 @@ first in the stream.
 Why arrays: a window is updated once per scored example, per learner and fold; as Python
 objects that was most of the evaluation's time with a cheap learner (issue 20). Every window
 keeps its counts in one numpy array and updates them a segment at a time in one compiled loop
-(operators/kernels.py) that does, example by example, the arithmetic described here in the same
+(operators/stats/kernels.py) that does, example by example, the arithmetic described here in the same
 order, so that every count, integer or float, is what the example-by-example update gave
 (tests/test_windows_batched.py keeps that update as the oracle).
 """
@@ -23,8 +23,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from foldstream.operators import detectors
-from foldstream.operators.detectors import NO_MAJORITY, Adwin
+from foldstream.operators.stats import detectors
+from foldstream.operators.stats.detectors import NO_MAJORITY, Adwin
 
 #: The kinds of window, each with the name of its one parameter (``None``: it has none).
 WINDOW_KINDS = {"cumulative": None, "sliding": "size", "fading": "alpha", "adwin": "delta"}
@@ -68,7 +68,7 @@ class Window:
 
     Every window keeps its counts in numpy arrays laid out as :mod:`.detectors` says (the
     scalars and a row per class in one array, the confusion cells its examples fell in in a
-    hash table), updated by one compiled loop per segment (:mod:`~foldstream.operators.kernels`)
+    hash table), updated by one compiled loop per segment (:mod:`~foldstream.operators.stats.kernels`)
     that does, example by example, what the windows' documented update does: :meth:`update` is
     :meth:`update_many` of one example. Its memory grows with the classes and the cells seen,
     never with the square of the classes (docs/memory.md).
@@ -203,7 +203,7 @@ class CumulativeWindow(Window):
     """Every scored example since the start.
 
     Its counts are integers in one numpy array, updated a batch at a time by compiled code
-    (:func:`~foldstream.operators.kernels.window_run`), in the same order and with the same
+    (:func:`~foldstream.operators.stats.kernels.window_run`), in the same order and with the same
     results as :meth:`Window.update` example by example.
 
     >>> w = CumulativeWindow()
@@ -260,7 +260,7 @@ class SlidingWindow(CumulativeWindow):
     The examples it holds sit in a ring, each ``(t, p, maj_ok, per_ok)`` packed in one integer
     (grown as it fills, up to ``size``); the oldest leaves before a new one comes in once it is full, and the
     majority baseline is then recounted over the classes. One compiled loop per segment
-    (:func:`~foldstream.operators.kernels.sliding_run`).
+    (:func:`~foldstream.operators.stats.kernels.sliding_run`).
 
     >>> w = SlidingWindow(2)
     >>> for t, p, prev in [(0, 0, -1), (1, 0, 0), (1, 1, 1)]:
@@ -329,7 +329,7 @@ class FadingWindow(Window):
     Fading is applied lazily: counts are stored divided by a running scale ``alpha**t`` and
     multiplied back when read, so an update costs O(1) rather than one multiply per count; when
     the scale falls below ``1e-150`` the stored counts take it and it starts again from 1. One
-    compiled loop per segment (:func:`~foldstream.operators.kernels.fading_run`) does every
+    compiled loop per segment (:func:`~foldstream.operators.stats.kernels.fading_run`) does every
     float operation of the example-by-example update in the same order, so every count is the
     same float; the counts read out in the order the example-by-example dicts filled, which
     decides the order of the measures' float sums.
@@ -433,11 +433,11 @@ def _fading_from_dicts(state: dict) -> dict:
 class AdwinWindow(CumulativeWindow):
     """ADWIN's current window over the 0/1 loss, in O(log W) memory.
 
-    ADWIN (:class:`~foldstream.operators.detectors.Adwin`, river's algorithm) decides the
+    ADWIN (:class:`~foldstream.operators.stats.detectors.Adwin`, river's algorithm) decides the
     window. Its exponential histogram is mirrored bucket for bucket (same sizes, same merges,
     ``max_buckets`` per level), each bucket holding the confusion counts of its examples, so
     that when ADWIN drops its oldest buckets the same examples leave these counts; both run in
-    one compiled loop (:func:`~foldstream.operators.kernels.window_run`). river's ADWIN also
+    one compiled loop (:func:`~foldstream.operators.stats.kernels.window_run`). river's ADWIN also
     restarts from an empty window on the update after it detects a change; the mirror restarts
     with it.
 

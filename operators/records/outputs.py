@@ -3,7 +3,7 @@
 Each record type is one dataclass, built by keyword. It holds the record's fields in the order
 they are written; :meth:`OutputRecord.as_dict` gives the JSON object (the fields every record
 starts with, ``schema`` and ``type``, then the class's fields in order, an optional field left
-out while unset) and :func:`~foldstream.operators.records.dumps` its exact bytes.
+out while unset) and :func:`~foldstream.operators.records.base.dumps` its exact bytes.
 :func:`parse_record` reads a decoded JSON object back into its class, after checking it against
 the JSON Schema; the schema (:func:`record_schema`) is generated from the same classes: each
 field carries its schema fragment, so a field's name, order, type and meaning have one home.
@@ -11,8 +11,8 @@ field carries its schema fragment, so a field's name, order, type and meaning ha
 Why dataclasses and not pydantic models: the writers run inside the stages (in Flink and in
 process) once per learner and pair at every report, where a slotted dataclass costs a plain
 object's construction and nothing else, and where the bytes must stay exactly the builders'
-(field order, optional fields left out, the nested objects of :mod:`~foldstream.operators.stats`
-and :mod:`~foldstream.operators.sequential` written as they come); the schema is the draft
+(field order, optional fields left out, the nested objects of :mod:`~foldstream.operators.stats.significance`
+and :mod:`~foldstream.operators.stats.sequential` written as they come); the schema is the draft
 2020-12 document consumers already use, generated from fragments written next to each field
 rather than from annotations, which could not say "a probability", "a window of four kinds" or
 "``recall[<label>]``"; and the readers' check (:func:`check_json`) walks that same schema, so a
@@ -42,12 +42,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar
 
-from foldstream.operators.measures import MEASURES, positive_code
-from foldstream.operators.normalization import NORMALIZABLE
-from foldstream.operators.records import DEAD_LETTER_MAX_BYTES, SCHEMA_VERSION, DelayCounts, \
-    Label, Record, Rejected, utf8_prefix
-from foldstream.operators.sequential import A_BETTER, B_BETTER, UNDECIDED
-from foldstream.operators.stats import mean_std
+from foldstream.operators.stats.measures import MEASURES, positive_code
+from foldstream.operators.stats.normalization import NORMALIZABLE
+from foldstream.operators.records.base import (
+    DEAD_LETTER_MAX_BYTES, SCHEMA_VERSION, DelayCounts, Label, Record, Rejected, utf8_prefix
+)
+from foldstream.operators.stats.sequential import A_BETTER, B_BETTER, UNDECIDED
+from foldstream.operators.stats.significance import mean_std
 
 
 INT_MAX = 2**63 - 1
@@ -330,7 +331,7 @@ class MeasuresRecord(OutputRecord):
         """One learner's measures at a report from each measure's value on every fold.
 
         ``fold_values[measure]`` holds the values in fold order; the record holds their mean
-        and standard deviation (:func:`~foldstream.operators.stats.mean_std`) beside them.
+        and standard deviation (:func:`~foldstream.operators.stats.significance.mean_std`) beside them.
         ``normalization``: each fold's normalisation counts of this learner; ``delay``: the
         label counts of a delayed stream (docs/method.md §13), the same on every fold;
         ``whole_values``: as ``fold_values``, the whole stream's (``whole_stream``).
@@ -387,7 +388,7 @@ class MeasuresRecord(OutputRecord):
 
 
 def _over_folds(fold_values: Mapping[str, Sequence[float | None]]) -> dict[str, dict[str, Any]]:
-    """Each measure's mean and sd over the folds (:func:`~foldstream.operators.stats.mean_std`)
+    """Each measure's mean and sd over the folds (:func:`~foldstream.operators.stats.significance.mean_std`)
     beside its fold values."""
     values = {}
     for measure, per_fold in fold_values.items():
@@ -747,9 +748,9 @@ class SummaryRecord(OutputRecord):
         ``interrupted``: the run was stopped (a signal) before the end of its input;
         ``positive_class`` (``evaluation.positive_class``) is written as
         ``positive_class_not_seen`` when it matches none of the stream's ``classes``
-        (:func:`~foldstream.operators.measures.positive_code`), so that precision, recall and
+        (:func:`~foldstream.operators.stats.measures.positive_code`), so that precision, recall and
         F1 were undefined for the whole run; ``costs``: what the learners cost
-        (:class:`~foldstream.operators.aggregator.LearnerCosts`), written unless interrupted.
+        (:class:`~foldstream.operators.stages.aggregator.LearnerCosts`), written unless interrupted.
         """
         unseen = positive_class if positive_class is not None and classes is not None \
             and positive_code(list(classes), positive_class) < 0 else None
@@ -835,7 +836,7 @@ def record_schema() -> dict[str, Any]:
         "description": "One JSON object per line of a metrics file (or one Kafka message keyed "
                        "by stream) written by `foldstream run`: docs/method.md §10. Dispatch "
                        "on `type`. Undefined numbers are null, never 0. A change of field "
-                       "names bumps `schema`. Generated from foldstream.operators.outputs.",
+                       "names bumps `schema`. Generated from foldstream.operators.records.outputs.",
         "oneOf": [_ref(kind) for kind in RECORD_CLASSES],
         "$defs": defs,
     })
@@ -976,7 +977,7 @@ def check_json(value: Any, ref: str, name: str = "record", strict: bool = False)
 
 def version_problem(record: Mapping[str, Any]) -> str | None:
     """What is wrong with a record's ``schema`` field, or ``None`` when it is
-    :data:`~foldstream.operators.records.SCHEMA_VERSION`, the version this foldstream reads.
+    :data:`~foldstream.operators.records.base.SCHEMA_VERSION`, the version this foldstream reads.
 
     >>> version_problem({"schema": 1}) is None, version_problem({"schema": "1"})
     (True, "schema '1' is not 1, the version this foldstream reads")

@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from foldstream.operators import measures
+from foldstream.operators.stats import measures
 
 __all__ = ["NORMALIZABLE", "MAX_MATRICES", "binary_measure", "normalize", "scale_counts"]
 
@@ -67,7 +67,7 @@ def binary_measure(name: str, tp, fn, fp, tn):
     The matrix has rows = true class, the positive class first: ``tp`` true positives (true +,
     predicted +), ``fn`` false negatives (true +, predicted -), ``fp`` false positives (true -,
     predicted +), ``tn`` true negatives. Counts may be weighted (non-integer). The formulas are
-    those of :mod:`foldstream.operators.measures` (the same code), on the matrix's row and
+    those of :mod:`foldstream.operators.stats.measures` (the same code), on the matrix's row and
     column totals; the table gives them in the four cells.
 
     ===================== ===================================================================

@@ -75,7 +75,7 @@ class Consensus:
     Ten folds, ``q = 5``, ``w = 1000``: a lone alarm is no drift; five folds within 1,000
     examples are; the sixth fold, soon after, adds none.
 
-    >>> from foldstream.operators.consensus import Consensus
+    >>> from foldstream.operators.stats.consensus import Consensus
     >>> c = Consensus(k=10)
     >>> c.alarm(500, "ht", 0, "adwin") is None
     True

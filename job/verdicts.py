@@ -9,7 +9,7 @@ tell them apart wherever a verdict is shown:
   position fixed in advance. :func:`fold_verdict` applies the one rule below to a ``comparison``
   record; the summary tables and ``foldstream watch`` both show its :class:`FoldVerdict`.
 * **"models, any time"** (:data:`ANY_TIME`): the confidence sequence of
-  :mod:`foldstream.operators.sequential` (docs/method.md §12). It says whether one running
+  :mod:`foldstream.operators.stats.sequential` (docs/method.md §12). It says whether one running
   *model* does better than the other and may be read at every report. :func:`sequential_text`
   words its verdict.
 
@@ -25,14 +25,20 @@ The rule for the fold tests
 2. When neither test rejects at the record's ``alpha``, there is *no significant difference*.
 3. Otherwise each rejecting test points the way of its own statistic: the sign test to the
    learner that wins more folds; the Wilcoxon test to the learner with the larger signed-rank
-   sum, computed from the fold values of the two learners (:func:`~foldstream.operators.stats.
-   signed_rank_sums`; the record keeps only the smaller sum, which does not tell the way).
+   sum, computed from the fold values of the two learners
+   (:func:`~foldstream.operators.stats.significance.signed_rank_sums`; the record keeps only
+   the smaller sum, which does not tell the way).
 4. The better learner is named when every rejecting test points to it. When the tests point
    different ways, or a rejecting Wilcoxon test comes without the fold values that give its
    way (or with rank sums that tie), the two learners *differ, direction unclear*.
 
 In particular a tie in the sign test's wins never names a learner by itself (rule 3), and a
 test that rejects alone is enough for a verdict, which says which test it was.
+
+Presentation only: the records carry the codes of :mod:`foldstream.operators.stats.sequential`
+and the tests' numbers, never these words, so no record's bytes depend on this module. It sits
+with the views (``Results``, ``report``, ``plot``, ``tables``, ``watch``, the dashboard) that
+show it, not among the stages.
 """
 
 from __future__ import annotations
@@ -41,9 +47,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from foldstream.operators.records import Record
-from foldstream.operators.sequential import A_BETTER, B_BETTER, UNDECIDED
-from foldstream.operators.stats import signed_rank_sums
+from foldstream.operators.records.base import Record
+from foldstream.operators.stats.sequential import A_BETTER, B_BETTER, UNDECIDED
+from foldstream.operators.stats.significance import signed_rank_sums
 
 __all__ = [
     "FOLDS",
@@ -319,7 +325,7 @@ def sequential_text(verdict: str, a: str, b: str, lower: float | None = None,
     Parameters
     ----------
     verdict : str
-        :data:`~foldstream.operators.sequential.A_BETTER`, ``B_BETTER`` or ``UNDECIDED``.
+        :data:`~foldstream.operators.stats.sequential.A_BETTER`, ``B_BETTER`` or ``UNDECIDED``.
     a, b : str
         The learners' names, A first.
     lower, upper : float, optional

@@ -13,7 +13,7 @@ against ``random`` itself in tests/test_draws.py. Changing the draws would chang
 published rate.
 
 The compiled loop is cached on disk (``cache=True``) and imported on first use through
-:func:`foldstream.operators.detectors.compiled` (numba's import costs about half a second).
+:func:`foldstream.operators.stats.detectors.compiled` (numba's import costs about half a second).
 """
 
 from __future__ import annotations

@@ -24,10 +24,10 @@ constructor that raises, whatever it raises, is a :class:`SpecError` naming the 
 ('BaggingClassifier', 'GaussianNB')
 >>> check("os.system", args=["echo hi"], kind=CLASSIFIER)
 Traceback (most recent call last):
-foldstream.operators.models.SpecError: model: 'os.system' is in Python's standard library; expected a river classifier class
+foldstream.operators.learners.models.SpecError: model: 'os.system' is in Python's standard library; expected a river classifier class
 >>> check("river.tree.HoeffdingTreeClassifier", {"grace_period": [1]}, kind=CLASSIFIER)
 Traceback (most recent call last):
-foldstream.operators.models.SpecError: params.grace_period: expected a number, got a list: [1]
+foldstream.operators.learners.models.SpecError: params.grace_period: expected a number, got a list: [1]
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from foldstream.operators.imports import import_object
+from foldstream.operators.learners.imports import import_object
 from foldstream.operators.moa import MoaClassifier, is_moa, nested
 
 log = logging.getLogger(__name__)

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from foldstream.operators.records import Example, ExampleBatch, FoldBatch, Label, Rejected
-from foldstream.operators.weights import fold_weights
+from foldstream.operators.records.base import Example, ExampleBatch, FoldBatch, Label, Rejected
+from foldstream.operators.stats.weights import fold_weights
 
 FOLD_MODE, FOLDS, FOLD_SEED, FOLD_CHOICE = "bootstrap", 10, 1, "random"
 """The defaults of how the folds share the examples (docs/method.md §2): ``evaluation.mode``,
@@ -49,7 +49,7 @@ def check_label_type(label_types: dict, example: Example) -> None:
     """The rule of one type per label value in a stream, over its ``label_types`` (label and
     its text -> the first type seen and that label; updated here): raises
     :class:`LabelClash` for ``1`` after ``"1"`` and the like. Shared by :class:`Batcher` and the
-    delayed fan-out (:mod:`foldstream.operators.delay`)."""
+    delayed fan-out (:mod:`foldstream.operators.stages.delay`)."""
     label, kind = example.y, type(example.y)
     keys = (label, str(label))
     for key in keys:
