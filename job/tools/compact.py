@@ -306,12 +306,12 @@ def _learner_block(summary: SummaryRecord, measures: Mapping[str, MeasuresRecord
     folds = summary.measures[0].folds if summary.measures else 0
     parts = []
     if len(columns) > 1 and columns[1].header.startswith("whole"):
-        parts.append("whole: every example, mean of folds")
-    parts.append(f"window: the last, mean±sd of {folds} folds")
+        parts.append("whole: all examples")
+    parts.append(f"window: last, mean±sd of {folds} folds")
     if ranking is not None:
-        parts.append(f"rank: by {reference}, 1 best")
+        parts.append(f"rank: {reference} (1 best)")
     if costs[0] is not None:
-        parts.append("CPU s, size: sum of folds")
+        parts.append("CPU, size: sums")
     return Block(columns, legend=" · ".join(parts))
 
 
