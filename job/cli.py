@@ -94,6 +94,9 @@ def _parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
                      help="override a key, e.g. --set evaluation.folds=5 (repeatable)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--quiet", action="store_true", help="no progress bar and no summary tables")
+    run.add_argument("--explain", action="store_true",
+                     help="final tables in words (what each verdict covers) instead of the "
+                          "compact summary")
     run.add_argument("--resume", nargs="?", const="latest", default=None, metavar="CHECKPOINT",
                      help="flink: resume a killed or stopped run from the latest retained "
                           "checkpoint of this configuration (engine.checkpoint_dir), or from "
@@ -234,9 +237,10 @@ def _add_log_level(parser: argparse.ArgumentParser, subcommands) -> None:
 
 
 def run(config: Config, *, progress: bool = True, tables: bool = True,
-        resume: str | None = None) -> int:
-    """``foldstream run``: :func:`~foldstream.job.runner.run_configuration`, then the tables,
-    the warnings and the exit code."""
+        resume: str | None = None, explain: bool = False) -> int:
+    """``foldstream run``: :func:`~foldstream.job.runner.run_configuration`, then the tables
+    (the compact summary, or with ``explain`` the tables in words), the warnings and the exit
+    code."""
     from rich.console import Console
 
     from foldstream.job.runner import run_configuration
@@ -251,6 +255,7 @@ def run(config: Config, *, progress: bool = True, tables: bool = True,
                                 resume=resume)
     interrupted, forced = outcome.interrupted, outcome.forced
     if tables:
+        outcome.summary.explain = explain
         outcome.summary.print(tables_console)
         sink = config.sink
         where = {"file": f"records: {getattr(sink, 'path', '')}; rejected records: ",
@@ -417,7 +422,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.resume and config.engine.kind != "flink":
             raise ConfigError("--resume restores a Flink checkpoint: it needs engine.kind: flink")
         return run(config, progress=not args.no_progress, tables=not args.quiet,
-                   resume=args.resume)
+                   explain=args.explain, resume=args.resume)
     except (ConfigError, KafkaUnavailable, DependencyError, LearnerBuildError) as error:
         # a configuration that cannot run (Flink: an input too large to ship), a broker down,
         # no Java, no jars

@@ -26,7 +26,7 @@ from foldstream.job.tools.tables import print_summary
 from foldstream.operators.stages.aggregator import COMPARE
 from foldstream.operators.records.outputs import (
     AlarmRecord, ComparisonRecord, DriftEvaluationRecord, DriftRecord, MeasuresRecord,
-    OutputRecord, SummaryRecord, VerdictRecord, as_typed
+    OutputRecord, RankingRecord, SummaryRecord, VerdictRecord, as_typed
 )
 from foldstream.operators.records.base import Record
 from foldstream.job.verdicts import (
@@ -45,6 +45,8 @@ class Summary:
     summaries: list[SummaryRecord] = field(default_factory=list)
     last_comparisons: dict[str, list[ComparisonRecord]] = field(default_factory=dict)
     drift_evaluations: dict[str, list[Record]] = field(default_factory=dict)
+    last_rankings: dict[str, list[RankingRecord]] = field(default_factory=dict)
+    explain: bool = False  # the tables in words (``foldstream run --explain``)
 
     @classmethod
     def of(cls, records: Iterable[Record | OutputRecord]) -> "Summary":
@@ -63,19 +65,21 @@ class Summary:
         return summary
 
     def take(self, record: Record | OutputRecord) -> None:
-        """Note one record (typed, or its JSON object) as it comes: a ``summary``, or a
-        ``comparison`` (the comparisons of each stream's last report are kept), or a
+        """Note one record (typed, or its JSON object) as it comes: a ``summary``, a
+        ``comparison`` or a ``ranking`` (those of each stream's last report are kept), or a
         ``drift_evaluation``."""
         kind = record.TYPE if isinstance(record, OutputRecord) else record.get("type")
         if kind == DriftEvaluationRecord.TYPE:
             record = as_typed(record)
             self.drift_evaluations.setdefault(record.stream, []).append(record.as_dict())
             return
-        if kind not in ("comparison", "summary"):
+        if kind not in ("comparison", "ranking", "summary"):
             return
         record = as_typed(record)
-        if isinstance(record, ComparisonRecord):
-            kept = self.last_comparisons.setdefault(record.stream, [])
+        if isinstance(record, (ComparisonRecord, RankingRecord)):
+            last = self.last_comparisons if isinstance(record, ComparisonRecord) \
+                else self.last_rankings
+            kept = last.setdefault(record.stream, [])
             if kept and kept[0].position != record.position:
                 kept.clear()
             kept.append(record)
@@ -84,7 +88,8 @@ class Summary:
 
     def print(self, console: Console) -> None:
         """The tables on ``console``, as ``foldstream run`` ends (nothing without a summary)."""
-        print_summary(console, self.summaries, self.last_comparisons, self.drift_evaluations)
+        print_summary(console, self.summaries, self.last_comparisons, self.last_rankings,
+                      self.drift_evaluations, explain=self.explain)
 
     def _console(self, width: int, **options: Any):
         console = Console(file=io.StringIO(), width=width, record=True, **options)

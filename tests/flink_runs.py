@@ -19,9 +19,10 @@ from pathlib import Path
 from foldstream.job.config import Config
 from foldstream.job.engines.inprocess import evaluate_to_list
 from foldstream.job.plans import make_plans, open_source
+from foldstream.operators.records.outputs import SummaryRecord
 from foldstream.operators.records.base import dumps
 
-TIMING = ("wall_time_s", "examples_per_second")
+TIMING = SummaryRecord.TIMING_FIELDS  # the one list of the fields that vary from run to run
 
 
 def comparable(records, summaries: bool = False) -> list[str]:

@@ -49,7 +49,7 @@ def test_default_run_on_a_fresh_directory_ends_with_tables_and_a_summary(tmp_pat
     done = subprocess.run([sys.executable, "-m", "foldstream.job.cli", "run", "--no-progress"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=1200)
     assert done.returncode == 0, done.stderr
-    assert "paired tests over folds" in done.stdout and "hoeffding_tree" in done.stdout
+    assert "Wilcoxon" in done.stdout and "hoeffding_tree" in done.stdout
     lines = (tmp_path / "out" / "metrics.jsonl").read_text().splitlines()
     summary = json.loads(lines[-1])
     assert summary["type"] == "summary" and summary["position"] == 45_312

@@ -22,9 +22,10 @@ from river import dummy, naive_bayes
 
 import foldstream
 from foldstream.operators.stages.delay import DoneKeys, LabelOnly
+from foldstream.operators.records.outputs import SummaryRecord
 from foldstream.operators.records.base import Example, dumps
 
-TIMING = ("wall_time_s", "examples_per_second")
+TIMING = SummaryRecord.TIMING_FIELDS  # the one list of the fields that vary from run to run
 
 
 def write(path: Path, text: str | bytes, gz: bool = False) -> Path:

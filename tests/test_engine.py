@@ -14,6 +14,7 @@ from river import naive_bayes
 from foldstream.job.config import load_config
 from foldstream.job.engines.inprocess import StreamStages, evaluate, evaluate_to_list
 from foldstream.job.plans import make_plans, open_source
+from foldstream.operators.records.outputs import SummaryRecord
 from foldstream.operators.records.base import dumps
 
 ELEC = Path(__file__).resolve().parents[2] / "shared" / "data" / "elec.csv.gz"
@@ -34,7 +35,7 @@ def run_bytes(cfg) -> list[str]:
     out = []
     for record in records:
         if record["type"] == "summary":
-            record = {k: v for k, v in record.items() if k not in ("wall_time_s", "examples_per_second")}
+            record = {k: v for k, v in record.items() if k not in SummaryRecord.TIMING_FIELDS}
         out.append(dumps(record))
     return out
 

@@ -177,6 +177,8 @@ class OldFoldEvaluator(FoldEvaluator):
             window = state.window
             p = preds[i]
             window.update(t, p, prev, majs[i])
+            if state.whole is not window:  # the whole stream's, with its own majority
+                state.whole.update(t, p, prev)
             loss = t != p
             wrong.append(loss)
             state.faded_loss = loss + fading * state.faded_loss

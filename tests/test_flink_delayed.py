@@ -18,13 +18,14 @@ from foldstream.job.config import load_config
 from foldstream.job.engines.inprocess import evaluate_to_list
 from foldstream.job.plans import make_plans, open_source
 from foldstream.operators.stages.delay import LabelOnly
+from foldstream.operators.records.outputs import SummaryRecord
 from foldstream.operators.records.base import dumps
 
 pytestmark = pytest.mark.flink
 
 TWO_LEARNERS = ("learners=[{name: ht, model: river.tree.HoeffdingTreeClassifier}, "
                 "{name: nb, model: river.naive_bayes.GaussianNB}]")
-TIMING = ("wall_time_s", "examples_per_second")
+TIMING = SummaryRecord.TIMING_FIELDS  # the one list of the fields that vary from run to run
 
 
 def comparable(records) -> list[str]:

@@ -28,10 +28,11 @@ from foldstream.connectors.messages import ByTopic, LabelParser, MessageParser
 from foldstream.job import exitcodes
 from foldstream.job.cli import main
 from foldstream.operators.stages.delay import LabelOnly
+from foldstream.operators.records.outputs import SummaryRecord
 from foldstream.operators.records.base import Example, Rejected, dumps
 
 POISON = "7" * 5000  # a JSON integer Python will not convert (sys.int_max_str_digits: 4300)
-TIMING = ("wall_time_s", "examples_per_second")
+TIMING = SummaryRecord.TIMING_FIELDS  # the one list of the fields that vary from run to run
 FAST = settings(max_examples=40, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 

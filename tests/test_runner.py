@@ -21,9 +21,10 @@ from foldstream.job import api, cli
 from foldstream.job.config import load_config
 from foldstream.job.engines.stopping import Interrupted
 from foldstream.job.runner import RunOutcome, known_streams, run_configuration
+from foldstream.operators.records.outputs import SummaryRecord
 from foldstream.operators.records.base import dumps
 
-TIMING = ("wall_time_s", "examples_per_second")
+TIMING = SummaryRecord.TIMING_FIELDS  # the one list of the fields that vary from run to run
 LEARNERS = {"nb": {"model": "river.naive_bayes.GaussianNB"},
             "prior": {"model": "river.dummy.PriorClassifier"}}
 

@@ -303,7 +303,8 @@ def _evaluate(plans: Plans, source: Iterable[Example | Rejected], outlet: _Outle
         summary = outlet.delivered.summary(stages.stream, stages.evaluated, head.read,
                                            head.rejected, stages.aggregator.final_measures(),
                                            interrupted=signum is not None or limit is not None,
-                                           wall_time_s=wall, classes=head.classes)
+                                           wall_time_s=wall, classes=head.classes,
+                                           costs=stages.aggregator.final_costs())
         outlet.records([summary])
         result.summaries.append(summary)
     return result

@@ -304,16 +304,18 @@ class Delivered:
 
     def summary(self, stream: str, position: int, read: int, rejected: int,
                 measures: list[dict], *, interrupted: bool, wall_time_s: float | None = None,
-                classes: list | None = None) -> dict:
+                classes: list | None = None, costs: Any = None) -> dict:
         """The ``summary`` record of ``stream``: examples evaluated up to ``position``,
         ``read`` and ``rejected`` source records, each learner's last ``measures`` record;
         ``wall_time_s`` (default: since :attr:`started`) and ``classes`` (default: the
-        stream's in :attr:`classes`) as the caller knows them."""
+        stream's in :attr:`classes`) as the caller knows them; ``costs``: the learners' costs
+        (:meth:`~foldstream.operators.stages.aggregator.Aggregator.final_costs`)."""
         return SummaryRecord.at_end(
             stream=stream, position=position, read=read, rejected=rejected,
             wall_time_s=time.time() - self.started if wall_time_s is None else wall_time_s,
             measures=measures, interrupted=interrupted, positive_class=self.positive_class,
-            classes=self.classes.get(stream) if classes is None else classes).as_dict()
+            classes=self.classes.get(stream) if classes is None else classes,
+            costs=costs).as_dict()
 
 
 def _report_at(record: dict) -> tuple[int, int]:

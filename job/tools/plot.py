@@ -26,6 +26,7 @@ import math
 import os
 import re
 import sys
+import textwrap
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,9 @@ from foldstream.job.verdicts import ANY_TIME, BETTER, live_verdict_text
 DEFAULT_MEASURES = COMPARE
 FORMATS = ("png", "svg", "pdf")
 FIGSIZE = (10.0, 5.6)
+TITLE_CHARACTERS = 80
+"""The most characters of a line of a small axes title that fits the width of :data:`FIGSIZE`
+beside its legend; a longer title is wrapped."""
 DPI = 130
 BAND_ALPHA = 0.18
 MAX_LEARNERS = 200
@@ -383,8 +387,10 @@ def verdicts_figure(data: StreamRecords):
             starts = sorted({q.since for q in regime if q.since and q.segment > 1})
             for x in starts:  # where the regime verdict restarted (docs/method.md §15)
                 ax.axvline(x, color="gray", lw=0.6, ls=":")
-        ax.set_title(literal(f"{measure}, {a} vs {b}, at position {last.position:,}: "
-                             + ";\n".join(words)), fontsize="small", loc="left")
+        # wrapped to the axes' width: a long verdict is shown whole, not cut at the edge
+        ax.set_title(literal("\n".join(textwrap.wrap(
+            f"{measure}, {a} vs {b}, at position {last.position:,}: " + "; ".join(words),
+            TITLE_CHARACTERS))), fontsize="small", loc="left")
         _finish_axes(ax, f"error({a}) − error({b})")
         _legend(ax)
     figure.suptitle(literal(f"live verdicts on stream {data.stream}: {ANY_TIME} "

@@ -1,11 +1,14 @@
 """``foldstream report METRICS.jsonl -o report.html``: one self-contained HTML file of a run.
 
 To share a run's results (an experiment's, say) a single file that any browser opens, offline,
-is what travels best: no folder of PNGs, no server, no JavaScript. The report holds, per stream,
-what the records tell of the evaluation (learners, mode, folds, window, how often it reported;
-the run's configuration too when a record carries one), the end of the run (the ``summary``
-record), the fold tests of every pair at the last report, the live verdicts of docs/method.md
-§12 when the records carry them, the average ranks, the alarms, and the figures of
+is what travels best: no folder of PNGs, no server, no JavaScript. The report leads, per stream,
+with the results: the compact summary (:mod:`foldstream.job.tools.compact`, as ``foldstream
+run`` ends) and the figures; then what the records tell of the evaluation (learners, mode,
+folds, window, how often it reported; the run's configuration too when a record carries one);
+then the same results in words (the end of the run, the fold tests of every pair at the last
+report, the live verdicts of docs/method.md §12 when the records carry them, the average ranks),
+with the long tables (drifts the folds agree on, verdict changes, alarms) folded in
+``<details>``. The figures are those of
 ``foldstream plot`` (:mod:`foldstream.job.tools.plot`'s figure functions), embedded as
 ``data:`` images (SVG by default, PNG on request): an ``<img>`` is its own document, so the
 figures' internal ids cannot collide, and the page needs nothing but itself.
@@ -32,12 +35,13 @@ from foldstream.job.tools.plot import DEFAULT_MEASURES, DPI, stream_figures
 from foldstream.job.tools.plot import bounded_learners, check_learner_count
 from foldstream.job.tools.records import RecordError, RecordReader, StreamRecords, \
     describe_window, group_by_stream
+from foldstream.job.tools.compact import Block, CompactSummary, compact_summary, fmt, \
+    fmt_count, fmt_p
 from foldstream.job.tools.tables import DRIFT_EVALUATION_COLUMNS, SUMMARY_MEASURES, \
-    drift_evaluation_row, fmt, fmt_p
+    drift_evaluation_row
 from foldstream.operators.stages.aggregator import VERDICT_MEASURE
-from foldstream.operators.records.outputs import (
-    OutputRecord, SummaryRecord, VerdictRecord, as_typed
-)
+from foldstream.operators.records.outputs import OutputRecord, SummaryRecord, VerdictRecord, \
+    as_typed
 from foldstream.job.verdicts import (
     fold_verdict, live_scope_text, live_verdict_text, scope_disagreement, sequential_head
 )
@@ -168,8 +172,7 @@ def _alpha(value: Any) -> str:
     return f"{value:.4g}" if isinstance(value, (int, float)) else "—"
 
 
-def _int(value: Any) -> str:
-    return "—" if value is None else f"{value:,.0f}"
+_int = fmt_count
 
 
 def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], numeric: Iterable[int] = (),
@@ -182,6 +185,47 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], numeric: Itera
                    + "</tr>" for row in rows)
     caption = f"<caption>{_e(caption)}</caption>" if caption else ""
     return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _block_html(block: Block) -> str:
+    """A compact table (:class:`~foldstream.job.tools.compact.Block`) as HTML: every column
+    (a page scrolls, it does not wrap), its two header lines over each other."""
+    head = "".join(f'<th{" class=num" if c.numeric else ""}>'
+                   + "<br>".join(_e(line) for line in c.header.split("\n")) + "</th>"
+                   for c in block.columns)
+    body = "".join("<tr>" + "".join(f'<td{" class=num" if c.numeric else ""}>{_e(cell)}</td>'
+                                    for c, cell in zip(block.columns, row)) + "</tr>"
+                   for row in zip(*(c.cells for c in block.columns)))
+    legend = f'<p class="legend">{_e(block.legend)}</p>' if block.legend else ""
+    return (f'<table class="compact"><thead><tr>{head}</tr></thead><tbody>{body}</tbody>'
+            f'</table>{legend}')
+
+
+def compact_html(compact: CompactSummary) -> str:
+    """The compact summary of a stream (:mod:`foldstream.job.tools.compact`) as HTML."""
+    parts = [f'<p class="head">{_e(compact.head)}</p>', _block_html(compact.learners)]
+    parts += [_block_html(Block(block.columns)) for block in compact.pairs]
+    parts += [f"<p>{_e(line)}</p>" for line in compact.same]
+    parts += [f'<p class="legend">{_e(block.legend)}</p>' for block in compact.pairs
+              if block.legend]
+    parts += [f'<p class="note">{_e(line)}</p>' for line in compact.notes]
+    parts.append(f'<p class="dim">{_e(compact.tail)}</p>')
+    return "".join(parts)
+
+
+def _compact_section(data: StreamRecords, facts: StreamFacts) -> str:
+    """The stream's results at a glance; the last report's tables without a summary record."""
+    if facts.summary is None:
+        return _summary_section(data, facts)
+    comparisons = [series[-1].as_dict() for series in data.comparisons.values()]
+    rankings = [ranking.as_dict() for ranking in data.rankings.values()]
+    return compact_html(compact_summary(facts.summary, comparisons, rankings))
+
+
+def _folded(title: str, body: str, count: int | None = None) -> str:
+    """A long section, folded: its title and size show, the rest opens on a click."""
+    size = f" ({count:,})" if count is not None else ""
+    return f"<details><summary>{_e(title)}{size}</summary>{body}</details>" if body else ""
 
 
 def _setup_section(data: StreamRecords, facts: StreamFacts) -> str:
@@ -276,14 +320,15 @@ def _verdicts_section(data: StreamRecords, facts: StreamFacts) -> str:
                                     "(docs/method.md §12) and since the comparison last "
                                     "changed (§15)"))
     if facts.verdicts:
-        parts.append(_table(
+        parts.append(_folded("Verdict changes", _table(
             ["position", "pair", "scope", "from", "to", "interval", "n"],
             [[_int(v.position), _e(f"{v.a} vs {v.b}"),
               _e(live_scope_text(v.n, v.since, v.segment, v.scope) or ""),
               _e(sequential_head(v.previous, v.a, v.b)),
               _e(sequential_head(v.verdict, v.a, v.b)),
               f"[{_num(v.lower, 4)}, {_num(v.upper, 4)}]", _int(v.n)]
-             for v in facts.verdicts], numeric=(0, 5, 6), caption="verdict changes"))
+             for v in facts.verdicts], numeric=(0, 5, 6), caption="verdict changes"),
+            len(facts.verdicts)))
     if not parts:
         return ""
     return "<h3>Live verdicts</h3>" + "".join(parts)
@@ -364,6 +409,10 @@ figure { margin: 16px 0; } figure img { max-width: 100%; height: auto; display: 
 figcaption { color: #667085; font-size: 13px; }
 pre { background: #f6f7f9; padding: 10px; overflow-x: auto; font-size: 12.5px; }
 code { background: #f2f4f7; padding: 0 3px; border-radius: 3px; }
+p.head { font-weight: 600; } p.legend, p.note { color: #475467; font-size: 13px; margin: 2px 0; }
+table.compact { margin: 4px 0; } table.compact td, table.compact th { white-space: nowrap;
+                                                                       padding: 2px 8px; }
+details { margin: 10px 0; } summary { cursor: pointer; font-weight: 600; color: #475467; }
 """
 
 
@@ -397,18 +446,22 @@ def render_html(run: RunFacts, measures: Sequence[str] = DEFAULT_MEASURES,
     for i, (name, data) in enumerate(run.streams.items()):
         facts = run.facts.get(name, StreamFacts(name))
         out.append(f'<section id="stream-{i}"><h2>Stream {_e(name)}</h2>')
+        out.append(_compact_section(data, facts))
+        out.append("<h3>Figures</h3>" + _figures_section(data, measures, figures))
         out.append("<h3>Evaluation</h3>" + _setup_section(data, facts))
-        if data.drifts:
-            out.append("<h3>Drifts the folds agree on</h3>" + _drifts_section(data))
-        out.append("<h3>Result</h3>" + _summary_section(data, facts))
-        out.append("<h3>Paired tests</h3>" + _tests_section(data))
-        out.append(_verdicts_section(data, facts))
-        out.append(_ranks_section(data))
-        out.append("<h3>Drift alarms</h3>" + _alarms_section(data))
-        out.append(_drift_evaluation_section(facts))
         if facts.rejected:
             out.append(f"<p>{facts.rejected:,} input records were rejected (dead letters).</p>")
-        out.append("<h3>Figures</h3>" + _figures_section(data, measures, figures))
+        out.append("<h3>In words</h3>")
+        if facts.summary is not None:
+            out.append(_summary_section(data, facts))
+        out.append(_tests_section(data))
+        out.append(_verdicts_section(data, facts))
+        out.append(_ranks_section(data))
+        if data.drifts:
+            out.append(_folded("Drifts the folds agree on", _drifts_section(data),
+                               len(data.drifts)))
+        out.append(_folded("Drift alarms", _alarms_section(data), len(data.alarms)))
+        out.append(_drift_evaluation_section(facts))
         out.append("</section>")
     out.append("</body></html>\n")
     return "".join(out)

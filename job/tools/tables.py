@@ -1,6 +1,7 @@
 """What a person sees in the terminal: a progress bar while a run goes, tables when it ends.
 
-The number formats, the verdict's markup and the table of paired tests live here once;
+The compact summary (:mod:`.compact`) is drawn here, and with ``--explain`` the tables in
+words; the verdict's markup and the table of paired tests live here once;
 ``foldstream watch`` (:mod:`.watch`) shows its live tables with them. Every text a user typed
 (a stream, a learner, a path, a reason) goes into rich markup through :func:`typed`, so that
 ``[bold]x[/bold]`` or ``[/]`` in a name is shown as typed, never read as markup, and a control
@@ -12,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
+from functools import partial
 from typing import Any, Callable, Iterator
 
 from rich import box
@@ -21,8 +23,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
     TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from foldstream.operators.records.outputs import ComparisonRecord, SummaryRecord, as_typed
 from foldstream.job.terminal import inert
+from foldstream.job.tools.compact import Block, CompactSummary, compact_summary, fmt, fmt_p
+from foldstream.operators.records.outputs import ComparisonRecord, RankingRecord, \
+    SummaryRecord, as_typed
 from foldstream.operators.records.base import Record
 from foldstream.operators.stats.sequential import UNDECIDED
 from foldstream.job.verdicts import (
@@ -75,26 +79,6 @@ def typed(value: Any, lines: bool = False) -> str:
 _EMOJI_OPENING = re.compile(r":(?=[^\s:]+:)")
 
 
-def fmt(value: float | None, digits: int = 3) -> str:
-    """A number with ``digits`` decimals, or a dash for an undefined one.
-
-    >>> fmt(0.12345), fmt(None), fmt(1234.5, 0)
-    ('0.123', '—', '1234')
-    """
-    return "—" if value is None else f"{value:.{digits}f}"
-
-
-def fmt_p(value: float | None) -> str:
-    """A p-value: four decimals, or scientific notation when smaller.
-
-    >>> fmt_p(0.0123), fmt_p(2.5e-7), fmt_p(None)
-    ('0.0123', '2.5e-07', '—')
-    """
-    if value is None:
-        return "—"
-    return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
-
-
 def verdict_markup(verdict: FoldVerdict) -> str:
     """A verdict's text as rich markup: green when it names the better learner.
 
@@ -108,7 +92,7 @@ def verdict_markup(verdict: FoldVerdict) -> str:
 
 def measures_table(summary: SummaryRecord) -> Table:
     """Per learner, mean ± std over folds of the headline measures at the end of the stream."""
-    table = Table(title=f"stream {typed(summary.stream)}: {summary.position} examples, "
+    table = Table(title=f"stream {typed(summary.stream)}: {summary.position:,} examples, "
                         f"last window (mean ± std over folds)")
     table.add_column("learner", style="bold")
     for name in SUMMARY_MEASURES:
@@ -231,26 +215,70 @@ def drift_evaluation_table(records: Sequence[Record]) -> Table:
     return table
 
 
+def block_table(block: Block, width: int) -> Table:
+    """A compact table (:class:`~foldstream.job.tools.compact.Block`) in ``width`` columns:
+    the least important columns are left out until the rest fit, and no cell wraps."""
+    table = Table(box=None, padding=(0, 1), pad_edge=False, show_edge=False,
+                  header_style="bold")
+    kept = block.fitting(width)
+    for column in kept:
+        table.add_column(typed(column.header, lines=True),
+                         justify="right" if column.numeric else "left", no_wrap=True,
+                         min_width=column.width)
+    for row in zip(*(column.cells for column in kept)):
+        table.add_row(*map(typed, row))
+    return table
+
+
+def print_compact(console: Console, compact: CompactSummary) -> None:
+    """The compact summary of a stream on ``console``, fitted to its width."""
+    width = console.width
+    show = partial(console.print, highlight=False)  # a name's digits stay as typed
+    show(f"[bold]{typed(compact.head)}[/]")
+    show(block_table(compact.learners, width))
+    if compact.learners.legend:
+        show(f"[dim]{typed(compact.learners.legend)}[/]")
+    for block in compact.pairs:
+        show(block_table(block, width))
+    for line in compact.same:
+        show(typed(line))
+    for block in compact.pairs:
+        if block.legend:
+            show(f"[dim]{typed(block.legend)}[/]")
+    for line in compact.notes:
+        show(typed(line))
+    show(typed(compact.tail))
+
+
 def print_summary(console: Console, summaries: Sequence[SummaryRecord | Record],
                   last_comparisons: Mapping[str, Sequence[ComparisonRecord | Record]],
-                  drift_evaluations: Mapping[str, Sequence[Record]] | None = None) -> None:
-    """The final tables of the ``summary`` records, each stream's last ``comparison``
-    records (typed, or their JSON objects) and its ``drift_evaluation`` records (JSON)."""
+                  last_rankings: Mapping[str, Sequence[RankingRecord | Record]] | None = None,
+                  drift_evaluations: Mapping[str, Sequence[Record]] | None = None,
+                  explain: bool = False) -> None:
+    """The final tables of the ``summary`` records and each stream's last ``comparison`` and
+    ``ranking`` records (typed, or their JSON objects): the compact summary, or with
+    ``explain`` the tables whose cells say in words what each verdict covers; then the
+    stream's ``drift_evaluation`` records (JSON), if any."""
     for summary in map(as_typed, summaries):
-        console.print(measures_table(summary))
         comparisons = [as_typed(c).as_dict() for c in last_comparisons.get(summary.stream, [])]
-        if comparisons:  # the verdicts' wording reads the records' JSON objects
-            measures = {record.learner: record.as_dict() for record in summary.measures}
-            console.print(comparisons_table(comparisons, measures))
-            for sentence in disagreements(comparisons, measures):
-                console.print(typed(sentence))
+        if not explain:
+            rankings = [as_typed(r).as_dict()
+                        for r in (last_rankings or {}).get(summary.stream, [])]
+            print_compact(console, compact_summary(summary, comparisons, rankings))
+        else:
+            console.print(measures_table(summary))
+            if comparisons:  # the verdicts' wording reads the records' JSON objects
+                measures = {record.learner: record.as_dict() for record in summary.measures}
+                console.print(comparisons_table(comparisons, measures))
+                for sentence in disagreements(comparisons, measures):
+                    console.print(typed(sentence))
+            console.print(typed(
+                f"{summary.examples_read:,} records read, {summary.examples_rejected:,} rejected, "
+                f"{summary.wall_time_s:.1f} s ({summary.examples_per_second or 0:,.0f} examples/s)"
+            ))
         scored = (drift_evaluations or {}).get(summary.stream)
         if scored:
             console.print(drift_evaluation_table(scored))
-        console.print(typed(
-            f"{summary.examples_read} records read, {summary.examples_rejected} rejected, "
-            f"{summary.wall_time_s:.1f} s ({summary.examples_per_second or 0:.0f} examples/s)"
-        ))
         warning = positive_class_warning(summary.as_dict())
         if warning:
             console.print(f"[yellow]warning:[/] {typed(warning)}")

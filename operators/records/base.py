@@ -95,6 +95,25 @@ class FoldBatch:
         return len(self.y)
 
 
+@dataclass(frozen=True, slots=True)
+class LearnerCost:
+    """What a learner replica has cost so far: CPU seconds of its thread in predict and in
+    learn, and at the end the size of its model in bytes (MOA's: its Java serialisation;
+    others: :func:`~foldstream.operators.stages.learner.model_size`; ``None`` before the end).
+
+    >>> LearnerCost(0.5, 1.25).total_s
+    1.75
+    """
+
+    predict_s: float
+    learn_s: float
+    model_bytes: int | None = None
+
+    @property
+    def total_s(self) -> float:
+        return self.predict_s + self.learn_s
+
+
 @dataclass(slots=True)
 class PredictionBatch:
     """One learner's predictions on a :class:`FoldBatch`: class codes, -1 for none or unknown.
@@ -106,7 +125,8 @@ class PredictionBatch:
     score-based measure is configured (``evaluation.scores``): per example, the learner's score
     for each class code (0.0 where it gave none, and for examples not predicted), example after
     example in one flat list (``len(classes)`` values each: one list converts to an array at
-    a third of the cost of a list of rows).
+    a third of the cost of a list of rows). ``cost``: on the final batch of a
+    bounded input, what the replica cost over the whole stream (:class:`LearnerCost`).
     """
 
     stream: str
@@ -123,6 +143,7 @@ class PredictionBatch:
     error: tuple[int, str, str] | None = None
     scores: list[float] | None = None
     keys: list[int | str] | None = None  # the examples' ids, when predictions are kept
+    cost: LearnerCost | None = None
 
     def __len__(self) -> int:
         return len(self.y)
@@ -181,7 +202,8 @@ class FoldReport:
     ``alarms`` the alarms raised since the previous report, as ``(position, learner, detector)``;
     ``losses`` the per-example losses since the previous report when live verdicts are on
     (:class:`FoldLosses`), else ``None``; ``errors`` the learner replicas quarantined since the
-    previous report, as ``(position, learner, phase, error)``.
+    previous report, as ``(position, learner, phase, error)``; ``costs`` on a fold's final
+    report, what each learner's replica cost (:class:`LearnerCost`).
     """
 
     stream: str
@@ -196,6 +218,7 @@ class FoldReport:
     errors: list[tuple[int, str, str, str]] = field(default_factory=list)
     delay: DelayCounts | None = None  # delayed labels only (docs/method.md §13)
     predictions: "FoldPredictions | None" = None  # sink.predictions: the examples since the last report
+    costs: dict[str, LearnerCost] | None = None
 
 
 @dataclass(slots=True)

@@ -155,6 +155,14 @@ SHARED_DEFS: dict[str, Any] = {
             r"^recall\[.*\]$": _MEASURE_VALUE,
             f"^norm_({'|'.join(NORMALIZABLE)})$": _MEASURE_VALUE},
         "additionalProperties": False},
+    "wholeValues": {
+        "type": "object",
+        "description": "Every scalar measure of docs/method.md §5 over the whole stream so far "
+                       "(a cumulative window: every example each fold scored), whatever the "
+                       "configured window.",
+        "required": list(MEASURES),
+        "properties": {m: _MEASURE_VALUE for m in MEASURES},
+        "additionalProperties": False},
     "window": {
         "description": "The evaluator's window: its kind and its one parameter.",
         "oneOf": [
@@ -318,6 +326,13 @@ class MeasuresRecord(OutputRecord):
     delay_max: int | None = spec(
         _INT0, optional=True, written_with="labelled",
         description="Delayed labels only: the largest label delay so far, in examples.")
+    whole_stream: dict[str, dict[str, Any]] | None = spec(
+        _ref("wholeValues"), optional=True,
+        description="Added within schema 1: the scalar measures over the whole stream so far "
+                    "(every example each fold scored, mean and sd over the folds), beside "
+                    "`values`, those of the configured window; equal to them with a "
+                    "cumulative window. Absent in older files and after resuming from a "
+                    "checkpoint taken without it.")
 
     NORMALIZATION_FIELDS: ClassVar[tuple[str, ...]] = ("positives", "negatives", "scaled")
 
@@ -327,13 +342,16 @@ class MeasuresRecord(OutputRecord):
                  window_size: Sequence[float],
                  fold_values: Mapping[str, Sequence[float | None]],
                  normalization: Sequence[Mapping[str, Any]] | None = None,
-                 delay: DelayCounts | None = None) -> "MeasuresRecord":
+                 delay: DelayCounts | None = None,
+                 whole_values: Mapping[str, Sequence[float | None]] | None = None
+                 ) -> "MeasuresRecord":
         """One learner's measures at a report from each measure's value on every fold.
 
         ``fold_values[measure]`` holds the values in fold order; the record holds their mean
         and standard deviation (:func:`~foldstream.operators.stats.significance.mean_std`) beside them.
         ``normalization``: each fold's normalisation counts of this learner; ``delay``: the
-        label counts of a delayed stream (docs/method.md §13), the same on every fold.
+        label counts of a delayed stream (docs/method.md §13), the same on every fold;
+        ``whole_values``: as ``fold_values``, the whole stream's (``whole_stream``).
 
         >>> record = MeasuresRecord.of_folds(stream="s", position=4, learner="ht", mode="cv",
         ...     prequential=True, folds=2, window={"kind": "sliding", "size": 2},
@@ -351,7 +369,9 @@ class MeasuresRecord(OutputRecord):
             delay_mean=delay.delay_mean, delay_max=delay.delay_max)
         return cls(stream=stream, position=position, learner=learner, mode=mode,
                    prequential=prequential, folds=folds, window=dict(window),
-                   window_size=list(window_size), values=values, normalization=norm, **more)
+                   window_size=list(window_size), values=values, normalization=norm,
+                   whole_stream=None if whole_values is None else measure_values(whole_values),
+                   **more)
 
     def value(self, measure: str) -> MeasureValue | None:
         """A measure's mean, standard deviation and fold values, ``None`` when not reported.
@@ -363,6 +383,12 @@ class MeasuresRecord(OutputRecord):
         1.0
         """
         value = self.values.get(measure)
+        return None if value is None else MeasureValue(value["mean"], value["std"],
+                                                        value["folds"])
+
+    def whole_value(self, measure: str) -> MeasureValue | None:
+        """A measure over the whole stream (``whole_stream``), ``None`` when not reported."""
+        value = (self.whole_stream or {}).get(measure)
         return None if value is None else MeasureValue(value["mean"], value["std"],
                                                         value["folds"])
 
@@ -756,6 +782,9 @@ class RejectedRecord(OutputRecord):
                    truncated=truncated)
 
 
+_PER_LEARNER_SECONDS = {"type": "object", "additionalProperties": {"type": "number", "minimum": 0}}
+
+
 @dataclass(slots=True, kw_only=True)
 class SummaryRecord(OutputRecord):
     """The last record of a stream at the end of a bounded input.
@@ -788,12 +817,35 @@ class SummaryRecord(OutputRecord):
         description="Present only when evaluation.positive_class is set and matches no label "
                     "of the stream: the configured value; precision, recall and F1 were "
                     "undefined for the whole run.")
+    cpu_predict_s: dict[str, float] | None = spec(
+        _PER_LEARNER_SECONDS, optional=True,
+        description="Added within schema 1: per learner, the CPU seconds its replicas spent "
+                    "in predict, summed over the folds (the thread's CPU time; MOA's measured "
+                    "in Java). It varies from run to run: absent when the run was "
+                    "interrupted.")
+    cpu_learn_s: dict[str, float] | None = spec(
+        _PER_LEARNER_SECONDS, optional=True,
+        description="Added within schema 1: as cpu_predict_s, in learn.")
+    model_bytes: dict[str, int | None] | None = spec(
+        {"type": "object", "additionalProperties": {"type": ["integer", "null"], "minimum": 0}},
+        optional=True,
+        description="Added within schema 1: per learner, the size of its models at the end, "
+                    "summed over the folds, in bytes: a MOA model's Java serialisation, "
+                    "another an estimate of its memory from its contents (every object it "
+                    "reaches once, containers by their length); null where a model had none "
+                    "(released after an OutOfMemoryError). The same on every engine; absent "
+                    "when the run was interrupted.")
+
+    TIMING_FIELDS: ClassVar[tuple[str, ...]] = ("wall_time_s", "examples_per_second",
+                                                "cpu_predict_s", "cpu_learn_s")
+    """The fields that differ from run to run of the same input: every test of identical
+    records (engines, batch sizes, API and command line, the golden file) leaves them out."""
 
     @classmethod
     def at_end(cls, *, stream: str, position: int, read: int, rejected: int,
                wall_time_s: float, measures: list[Any], interrupted: bool = False,
                positive_class: Label | None = None,
-               classes: list[Label] | None = None) -> "SummaryRecord":
+               classes: list[Label] | None = None, costs: Any = None) -> "SummaryRecord":
         """The summary of a stream at its end; both engines build it here.
 
         ``stream`` ``""`` gathers the records that named no stream (written as null);
@@ -801,7 +853,8 @@ class SummaryRecord(OutputRecord):
         ``positive_class`` (``evaluation.positive_class``) is written as
         ``positive_class_not_seen`` when it matches none of the stream's ``classes``
         (:func:`~foldstream.operators.stats.measures.positive_code`), so that precision, recall and
-        F1 were undefined for the whole run.
+        F1 were undefined for the whole run; ``costs``: what the learners cost
+        (:class:`~foldstream.operators.stages.aggregator.LearnerCosts`), written unless interrupted.
         """
         unseen = positive_class if positive_class is not None and classes is not None \
             and positive_code(list(classes), positive_class) < 0 else None
@@ -810,7 +863,8 @@ class SummaryRecord(OutputRecord):
                    examples_per_second=round(position / wall_time_s, 1)
                    if wall_time_s > 0 else None,
                    measures=measures, interrupted=interrupted,
-                   positive_class_not_seen=unseen)
+                   positive_class_not_seen=unseen,
+                   **({} if costs is None or interrupted else costs._asdict()))
 
     @classmethod
     def _build(cls, record: Mapping[str, Any]) -> "SummaryRecord":

@@ -41,7 +41,7 @@ O(1) per pair and stream for good.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -54,7 +54,7 @@ from foldstream.operators.records.outputs import (
 )
 from foldstream.operators.stages.messages import Alarm, FoldError
 from foldstream.operators.records.predictions import predictions_record
-from foldstream.operators.records.base import FoldReport, pair_key, unpack_bits
+from foldstream.operators.records.base import FoldReport, LearnerCost, pair_key, unpack_bits
 from foldstream.operators.stats.sequential import (
     UNDECIDED, PairSequence, RegimeResult, RegimeSequence, SequentialResult, fold_differences
 )
@@ -95,6 +95,16 @@ class VerdictPlan:
         if self.correction == "none":
             return alpha
         raise ValueError(f"unknown correction {self.correction!r}; choose bonferroni or none")
+
+
+class LearnerCosts(NamedTuple):
+    """Per learner, summed over its folds: CPU seconds in predict and in learn, and the size
+    of its models at the end (bytes; ``None`` where a model had none to give). The fields of
+    the ``summary`` record of the same names."""
+
+    cpu_predict_s: dict[str, float]
+    cpu_learn_s: dict[str, float]
+    model_bytes: dict[str, int | None]
 
 
 @dataclass(frozen=True)
@@ -152,6 +162,21 @@ class Aggregator:
         self._alarm_log: dict[tuple[str, str], list[list[int]]] = {}
         self._drift_log: dict[tuple[str, str], list[int]] = {}
         self._length = 0
+        self._costs: dict[int, dict[str, LearnerCost]] = {}  # by fold, from its final report
+
+    def final_costs(self) -> LearnerCosts | None:
+        """Per learner, what its replicas cost, summed over the folds (:class:`LearnerCosts`);
+        ``None`` unless every fold's final report carried its costs."""
+        costs = getattr(self, "_costs", {})  # an aggregator checkpointed before it kept them
+        if len(costs) < self.plan.folds:
+            return None
+        folds = [costs[f] for f in range(self.plan.folds)]
+        names = self.plan.learners
+        sizes = {n: [fold[n].model_bytes for fold in folds] for n in names}
+        return LearnerCosts(
+            cpu_predict_s={n: round(sum(fold[n].predict_s for fold in folds), 3) for n in names},
+            cpu_learn_s={n: round(sum(fold[n].learn_s for fold in folds), 3) for n in names},
+            model_bytes={n: None if None in sizes[n] else sum(sizes[n]) for n in names})
 
     def final_measures(self) -> list[dict[str, Any]]:
         """The last ``measures`` record of each learner, in configuration order."""
@@ -165,6 +190,8 @@ class Aggregator:
         """
         if report.final:
             self._ended.add(report.fold)
+            if getattr(report, "costs", None):  # a report checkpointed before they were sent
+                self.__dict__.setdefault("_costs", {})[report.fold] = report.costs
         records: list[dict[str, Any]] = []
         if report.learners:
             # Delayed labels: several reports may share a position (labels after the last
@@ -236,6 +263,9 @@ class Aggregator:
                 normalization=[r.normalization[name] for r in folds]
                 if folds[0].normalization else None,
                 delay=folds[0].delay,  # delayed labels (docs/method.md §13): alike on every fold
+                whole_values={m: [r.learners[name]["whole"][m] for r in folds]
+                              for m in folds[0].learners[name]["whole"]}
+                if all("whole" in r.learners[name] for r in folds) else None,
             ).as_dict()
             records.append(record)
             self.last_measures[name] = record

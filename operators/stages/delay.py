@@ -45,7 +45,7 @@ from foldstream.operators.stages.messages import (
     Arrival, Expiry, FoldEvent, LearnerError, Labelling, SeenEvent, upgrade_fold_event,
     upgrade_seen_event
 )
-from foldstream.operators.records.base import Example, Label, Rejected
+from foldstream.operators.records.base import Example, Label, LearnerCost, Rejected
 from foldstream.operators.stats.weights import fold_weights, key_code
 
 MAX_PENDING = 100_000
@@ -111,8 +111,10 @@ class DelayPredictionBatch:
     classes: list[Label]
     final: bool = False
     error: LearnerError | None = None
+    cost: LearnerCost | None = None  # on the final batch: as PredictionBatch's
 
     def __setstate__(self, state: Any) -> None:
+        self.cost = None  # a batch pickled before batches carried it
         _set_slots(self, state)
         self.events = [upgrade_seen_event(event) for event in self.events]
         if self.error is not None:

@@ -7,7 +7,10 @@ learner A was wrong and B right (McNemar) over the same examples. At every repor
 (each ``report_every`` examples of the stream, and the end of a bounded input) it emits a
 :class:`FoldReport`. With live verdicts on (``EvalPlan.losses``) the report also carries every
 learner's per-example 0/1 losses since the previous report, packed, for the aggregator's
-confidence sequences (docs/method.md §12; why there, not here: :mod:`.aggregator`).
+confidence sequences (docs/method.md §12; why there, not here: :mod:`.aggregator`). Beside
+the configured window every learner keeps a cumulative one, so that each report also gives the
+whole-stream value of every scalar measure (``whole``), as MOA's and River's progressive scores
+do; with a cumulative window configured the two are one.
 """
 
 from __future__ import annotations
@@ -163,6 +166,9 @@ class _LearnerState:
     wrong: Any = None  # this segment's losses (booleans) and window sizes, for the pairs
     sizes: Any = None
     auc: WindowAuc | None = None  # evaluation.scores: auc
+    # Every example so far, for the whole-stream values: ``window`` itself when it is
+    # cumulative; None in a state checkpointed without it (its values are then not reported).
+    whole: Window | None = None
 
 
 class _Labels:
@@ -223,8 +229,9 @@ class FoldEvaluator:
                 if plan.adwin_alarms and (self._kind != "adwin" or not on_loss) else None
             watch = None if on_loss else MeasureWatch(plan.alarm_quantity, plan.alarm_window,
                                                       plan.positive)
+            whole = window if self._kind == "cumulative" else WindowSpec("cumulative").make()
             self._learners[name] = _LearnerState(
-                window, ph, alarm_adwin, watch=watch,
+                window, ph, alarm_adwin, watch=watch, whole=whole,
                 auc=WindowAuc(self._kind != "cumulative") if "auc" in plan.scores else None)
         self._pairs = {
             pair_key(a, b): _Pair(a, b, _PairCounts(self._kind, spec.alpha or 1.0,
@@ -292,9 +299,13 @@ class FoldEvaluator:
         while len(self._pending.get(self._next_seq, ())) == len(self._learners):
             batches = self._pending.pop(self._next_seq)
             if isinstance(next(iter(batches.values())), DelayPredictionBatch):
-                reports.extend(self._score_delayed(batches))
+                scored = self._score_delayed(batches)
             else:
-                reports.extend(self._score(batches))
+                scored = self._score(batches)
+            costs = {name: getattr(b, "cost", None) for name, b in batches.items()}
+            if scored and scored[-1].final and all(costs.values()):
+                scored[-1].costs = {name: costs[name] for name in self._learners}
+            reports.extend(scored)
             self._next_seq += 1
         return reports
 
@@ -508,6 +519,8 @@ class FoldEvaluator:
             y_pred = preds[name]
             sizes, drifts, after[name] = state.window.update_many(
                 y, y_pred, prev, None if majs is None else majs[name])
+            if state.whole is not None and state.whole is not state.window:
+                state.whole.update_many(y, y_pred, prev)  # its own majority baseline
             wrong = y != y_pred
             loss = wrong.astype(np.float64)
             state.faded_loss = fade(loss, self.plan.q_fading, state.faded_loss)
@@ -558,6 +571,10 @@ class FoldEvaluator:
             if state.auc is not None:
                 values["auc"] = state.auc.value(len(classes), pos_code)
             learners[name] = {"values": values, "window_size": state.window.size}
+            if state.whole is not None:
+                whole = values if state.whole is state.window else measures.compute(
+                    state.whole.counts(), classes, pos_code)
+                learners[name]["whole"] = {m: whole[m] for m in measures.MEASURES}
         pairs = {
             key: {"a": c.a, "b": c.b, "loss_a": self._learners[a].faded_loss,
                   "loss_b": self._learners[b].faded_loss}

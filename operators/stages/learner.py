@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import collections
+import sys
+import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
@@ -12,7 +15,9 @@ from foldstream.operators.stages.delay import DelayFoldBatch, DelayPredictionBat
 from foldstream.operators.stages.messages import (
     Arrival, ArrivalSeen, LearnerError, Labelling, LabellingSeen
 )
-from foldstream.operators.records.base import FoldBatch, Label, PredictionBatch, error_text
+from foldstream.operators.records.base import (
+    FoldBatch, Label, LearnerCost, PredictionBatch, error_text
+)
 from foldstream.operators.learners.fitting import learn, scores, takes_weight
 
 LEARNER_ERRORS = (Exception, SystemExit, KeyboardInterrupt)
@@ -244,6 +249,66 @@ class LearnerBuildError(ValueError):
     the learner as ``learners.<name>``."""
 
 
+_ATOMS = (int, float, complex, str, bytes, bool, type(None))
+_SEQUENCES = (list, tuple, set, frozenset, collections.deque)
+#: bytes of one entry of a dict (hash, key, value) and of a sequence (a pointer)
+_DICT_ENTRY, _SLOT = 24, 8
+
+
+def model_size(model: Any) -> int:
+    """An estimate of a Python model's memory from its contents: every object it reaches (its
+    attributes, the items of its dicts, lists, tuples, sets and deques, numpy arrays' data),
+    each reached object counted once, values (numbers, strings) where they occur.
+
+    Unlike ``sys.getsizeof`` summed (river's ``_raw_memory_usage``), it counts a container by
+    its length, not by what its allocator reserved, and a value by itself, not by whether
+    equal values happen to be one object: both differ between a model built example by example
+    and the same model restored from a pickle, so this estimate is the same on every engine,
+    for every batch size, from run to run. Objects of other kinds (a random generator, a
+    compiled function) count their own ``sys.getsizeof`` only.
+
+    >>> model_size([1.5, 1.5]) == model_size([1.5, float("1.5")])
+    True
+    >>> model_size({"a": [1, 2]}) > model_size({"a": [1]})
+    True
+    """
+    import numpy as np
+
+    seen: set[int] = set()
+    stack = [model]
+    size = 0
+    while stack:
+        obj = stack.pop()
+        if isinstance(obj, _ATOMS):
+            size += sys.getsizeof(obj)
+            continue
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        kind = type(obj)
+        if isinstance(obj, dict):
+            size += sys.getsizeof({}) + _DICT_ENTRY * len(obj)
+            stack.extend(obj.keys())
+            stack.extend(obj.values())
+        elif isinstance(obj, _SEQUENCES):
+            size += sys.getsizeof(kind()) + _SLOT * len(obj)
+            stack.extend(obj)
+        elif isinstance(obj, np.ndarray):
+            size += sys.getsizeof(np.empty(0)) + obj.nbytes
+            if obj.dtype == object:
+                stack.extend(obj.ravel().tolist())
+        else:
+            size += sys.getsizeof(obj)
+            state = getattr(obj, "__dict__", None)
+            if isinstance(state, dict):
+                size += sys.getsizeof({}) + _DICT_ENTRY * len(state)
+                stack.extend(state.values())
+            for name in getattr(kind, "__slots__", ()):
+                if isinstance(name, str) and hasattr(obj, name):
+                    stack.append(getattr(obj, name))
+    return size
+
+
 class LearnerTask:
     """One (learner, fold) replica: predicts then trains on the fold's batches.
 
@@ -278,12 +343,31 @@ class LearnerTask:
         self.lag_encoder = lag_encoder(spec)
         if spec.scores and hasattr(self.model, "keep_scores"):
             self.model.keep_scores = True
+        self.cpu_predict_s = 0.0  # CPU seconds of this thread in predict_one / learn_one
+        self.cpu_learn_s = 0.0
 
     def __setstate__(self, state):
-        """A task pickled before it kept a lag encoder gets a fresh one."""
+        """A task pickled before it kept a lag encoder gets a fresh one (and before it
+        counted its CPU time, counts from there)."""
         self.__dict__.update(state)
         if "lag_encoder" not in state:
             self.lag_encoder = lag_encoder(self.spec)
+        self.__dict__.setdefault("cpu_predict_s", 0.0)
+        self.__dict__.setdefault("cpu_learn_s", 0.0)
+
+    def cost(self, final: bool) -> LearnerCost | None:
+        """What the replica has cost, on the final batch (else ``None``): its CPU seconds in
+        predict and learn (MOA's: measured in Java, :meth:`MoaClassifier.cpu_seconds`), and
+        the size of its model, the length of its pickle (MOA's ``measureByteSize`` needs a
+        Java agent that ``engine.jvm_options`` refuses; a serialised size is also the same
+        on every engine)."""
+        if not final:
+            return None
+        timed = getattr(self.model, "cpu_seconds", None)
+        predict, learn = timed() if timed is not None else (self.cpu_predict_s, self.cpu_learn_s)
+        measured = getattr(self.model, "size_bytes", None)  # MOA's: its Java serialisation
+        size = measured() if measured is not None else model_size(self.model)
+        return LearnerCost(round(predict, 6), round(learn, 6), size)
 
     def process(self, batch: FoldBatch | DelayFoldBatch) -> PredictionBatch | DelayPredictionBatch:
         if isinstance(batch, DelayFoldBatch):
@@ -342,7 +426,8 @@ class LearnerTask:
         return PredictionBatch(
             stream=batch.stream, fold=batch.fold, learner=self.spec.name, seq=batch.seq,
             start=batch.start, y=batch.y, prev_y=batch.prev_y, y_pred=y_pred, scored=scored,
-            classes=batch.classes, final=batch.final, error=error, scores=kept, keys=batch.keys)
+            classes=batch.classes, final=batch.final, error=error, scores=kept, keys=batch.keys,
+            cost=self.cost(batch.final))
 
     def _predict_learn(self, batch: FoldBatch, xs: list[dict],
                        scored: list[bool]) -> tuple[list[int], LearnerError | None]:
@@ -359,20 +444,31 @@ class LearnerTask:
         y_pred: list[int] = []
         append = y_pred.append
         phase, p = "predict", -1
+        clock = time.thread_time
+        spent_predict = spent_learn = 0.0
+        then = clock()
         try:
             for x, w, code, score in zip(xs, batch.weights, batch.y, scored):
                 phase = "predict"
                 p = get(predict(x), -1) if score else -1
+                now = clock()
+                spent_predict += now - then
                 phase = "learn"
                 if w > 0:
                     learn(model, x, classes[code], w, weighted)
+                then = clock()
+                spent_learn += then - now
                 append(p)
         except LEARNER_ERRORS as exc:  # any learner bug: quarantine the replica
+            self.cpu_predict_s += spent_predict
+            self.cpu_learn_s += spent_learn
             done = len(y_pred)
             append(-1 if phase == "predict" else p)
             y_pred += [-1] * (len(scored) - done - 1)
             self.failed = LearnerError(batch.start + done + 1, phase, error_text(exc))
             return y_pred, self.failed
+        self.cpu_predict_s += spent_predict
+        self.cpu_learn_s += spent_learn
         return y_pred, None
 
     def _predict_proba_learn(self, batch: FoldBatch, xs: list[dict], scored: list[bool]
@@ -391,6 +487,9 @@ class LearnerTask:
         y_pred: list[int] = []
         kept: list[float] = []
         phase, p, row = "predict", -1, nothing
+        clock = time.thread_time
+        spent_predict = spent_learn = 0.0
+        then = clock()
         try:
             for x, w, code, score in zip(xs, batch.weights, batch.y, scored):
                 phase = "predict"
@@ -404,12 +503,18 @@ class LearnerTask:
                             if probabilities else -1
                 else:
                     p, row = -1, nothing
+                now = clock()
+                spent_predict += now - then
                 phase = "learn"
                 if w > 0:
                     learn(model, x, classes[code], w, weighted)
+                then = clock()
+                spent_learn += then - now
                 y_pred.append(p)
                 kept += row
         except LEARNER_ERRORS as exc:  # any learner bug: quarantine the replica
+            self.cpu_predict_s += spent_predict
+            self.cpu_learn_s += spent_learn
             done = len(y_pred)
             y_pred.append(-1 if phase == "predict" else p)
             kept += nothing if phase == "predict" else row
@@ -417,6 +522,8 @@ class LearnerTask:
             kept += nothing * (len(scored) - done - 1)
             self.failed = LearnerError(batch.start + done + 1, phase, error_text(exc))
             return y_pred, kept, self.failed
+        self.cpu_predict_s += spent_predict
+        self.cpu_learn_s += spent_learn
         return y_pred, kept, None
 
     def _process_delayed(self, batch: DelayFoldBatch) -> DelayPredictionBatch:
@@ -443,7 +550,9 @@ class LearnerTask:
                     if encoder is not None:
                         x = encoder.add_to(x, event.lags)
                     try:
+                        then = time.thread_time()
                         pred = codes.get(model.predict_one(x), -1)
+                        self.cpu_predict_s += time.thread_time() - then
                     except LEARNER_ERRORS as exc:  # quarantine, as in process()
                         error = self.failed = LearnerError(event.position, "predict",
                                                            error_text(exc))
@@ -455,7 +564,9 @@ class LearnerTask:
                     if encoder is not None:
                         x = encoder.add_to(x, event.lags)
                     try:
+                        then = time.thread_time()
                         learn(model, x, classes[event.y], event.weight, weighted)
+                        self.cpu_learn_s += time.thread_time() - then
                     except LEARNER_ERRORS as exc:
                         error = self.failed = LearnerError(event.position, "learn",
                                                            error_text(exc))
@@ -464,7 +575,7 @@ class LearnerTask:
         return DelayPredictionBatch(
             stream=batch.stream, fold=batch.fold, learner=self.spec.name, seq=batch.seq,
             events=events, y_pred=y_pred, scored=scored, classes=classes, final=batch.final,
-            error=error)
+            error=error, cost=self.cost(batch.final))
 
 
 def process_all(work: Sequence[tuple[LearnerTask, FoldBatch | DelayFoldBatch]],

@@ -326,7 +326,7 @@ class AggregatorFunction(_KeyedStateFunction):
                 stream=end.stream, position=position, read=end.read, rejected=end.rejected,
                 wall_time_s=time.time() - end.started, measures=agg.final_measures(),
                 positive_class=self.plans.evaluation.positive,
-                classes=end.classes).as_dict())
+                classes=end.classes, costs=agg.final_costs()).as_dict())
             state.summarized = True
         self.state.update(state)
 

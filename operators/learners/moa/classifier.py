@@ -343,6 +343,20 @@ class MoaClassifier:
             error = (call.start + error[0] + 1, *error[1:])
         return pred, call.scored, error
 
+    def cpu_seconds(self) -> tuple[float, float]:
+        """CPU seconds of the calling threads in MOA's predict and learn so far, measured in
+        Java around each call (``(0.0, 0.0)`` once the learner was released)."""
+        learner = self._learner
+        if learner is None:
+            return 0.0, 0.0
+        return int(learner.predictNanos) / 1e9, int(learner.learnNanos) / 1e9
+
+    def size_bytes(self) -> int | None:
+        """The size of the learner: the bytes of its Java serialisation (MOA's own
+        ``measureByteSize`` needs a Java agent, which ``engine.jvm_options`` refuses), ``None``
+        once it was released."""
+        return None if self._learner is None else len(self._learner.toBytes())
+
     # -- river's interface (the delayed-label path) ------------------------------------------
     def predict_one(self, x: dict) -> Any:
         pred, error = self.run([x], [0], [0], [True], self.classes)

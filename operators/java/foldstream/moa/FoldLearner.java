@@ -54,6 +54,13 @@ public final class FoldLearner implements Serializable {
     private InstancesHeader header; // rebuilt when the schema grows
     private boolean started;
 
+    // CPU nanoseconds of the calling thread in predict and in learn, over every process() call
+    // (serialised with the learner, so a restored replica counts on).
+    public long predictNanos;
+    public long learnNanos;
+    private static final java.lang.management.ThreadMXBean THREADS =
+            java.lang.management.ManagementFactory.getThreadMXBean();
+
     // The error of the last process() call: the index of the example, phase, text.
     public int errorIndex = -1;
     public String errorPhase;
@@ -283,6 +290,7 @@ public final class FoldLearner implements Serializable {
         }
         InstancesHeader h = header();
         GarbageWatch watch = new GarbageWatch();
+        long then = THREADS.getCurrentThreadCpuTime();
         for (int i = 0; i < n; i++) {
             String phase = "predict";
             try {
@@ -306,10 +314,16 @@ public final class FoldLearner implements Serializable {
                         }
                     }
                 }
+                long now = THREADS.getCurrentThreadCpuTime();
+                predictNanos += now - then;
+                then = now;
                 if (w[i] > 0) {
                     phase = "learn";
                     instance.setWeight(w[i]);
                     classifier.trainOnInstance(instance);
+                    now = THREADS.getCurrentThreadCpuTime();
+                    learnNanos += now - then;
+                    then = now;
                 }
             } catch (Throwable error) {
                 if (phase.equals("predict")) {
