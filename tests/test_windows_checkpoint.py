@@ -65,10 +65,11 @@ def feed(evaluator: FoldEvaluator, part: list[dict[str, PredictionBatch]]) -> li
 
 def comparable(report) -> dict:
     """A report as the stored ones were written: without what reports carry since (the
-    learners' costs at the end, each learner's whole-stream values)."""
+    learners' costs at the end, each learner's whole-stream values, the kept predictions)."""
     fields = dataclasses.asdict(report)
     fields["alarms"] = sorted(fields["alarms"])
     fields.pop("costs", None)
+    fields.pop("predictions", None)
     for learner in fields["learners"].values():
         learner.pop("whole", None)
     return fields

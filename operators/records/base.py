@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Hashable
 
 import numpy as np
@@ -219,6 +219,16 @@ class FoldReport:
     delay: DelayCounts | None = None  # delayed labels only (docs/method.md §13)
     predictions: "FoldPredictions | None" = None  # sink.predictions: the examples since the last report
     costs: dict[str, LearnerCost] | None = None
+
+    def __setstate__(self, state: tuple[None, dict[str, Any]]) -> None:
+        """A report pickled before its last fields existed (a checkpoint of an earlier
+        version) gets their defaults. ``state`` is a slotted object's default pickled state,
+        ``(None, {slot: value})``."""
+        slots = state[1]
+        for f in fields(self):
+            value = slots[f.name] if f.name in slots else \
+                f.default if f.default is not MISSING else f.default_factory()
+            object.__setattr__(self, f.name, value)
 
 
 @dataclass(slots=True)
