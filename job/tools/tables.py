@@ -20,7 +20,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
     TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from foldstream.operators.records.outputs import ComparisonRecord, SummaryRecord, as_typed
+from foldstream.operators.records.outputs import ComparisonRecord, SummaryRecord
+from foldstream.operators.records.reading import as_typed
 from foldstream.job.terminal import inert
 from foldstream.operators.records.base import Record
 from foldstream.operators.stats.sequential import UNDECIDED
