@@ -83,7 +83,7 @@ def test_default_run_on_a_fresh_directory_ends_with_tables_and_a_summary(tmp_pat
 
 def test_kafka_client_properties_reach_the_clients_as_kafka_spells_them():
     from foldstream.job.engines.flink.env import properties_text
-    from foldstream.job.engines.flink.env import consumer_properties
+    from foldstream.job.engines.flink.kafka import consumer_properties
 
     live = load_config(None, ["source={kind: kafka, properties: {security.protocol: SSL, "
                               "check.crcs: true}}", "engine.kind=flink"])

@@ -31,9 +31,10 @@ the pending examples) takes arrivals and labels, and its per-fold events travel 
 the fold batches to the same learner tasks and evaluators, which dispatch on their type.
 
 This module holds the graph (:func:`build`) and its functions; how a file or generator source
-is read inside it is :mod:`~foldstream.job.engines.flink.files`'s, where the job runs and its
-Kafka ends :mod:`~foldstream.job.engines.flink.env`'s, the checks before a run, the run and the delivery
-of its records :mod:`~foldstream.job.engines.flink.run`'s.
+is read inside it is :mod:`~foldstream.job.engines.flink.files`'s, where the job runs
+:mod:`~foldstream.job.engines.flink.env`'s, its Kafka ends :mod:`~foldstream.job.engines.flink.kafka`'s,
+the checks before a run, the run and the delivery of its records
+:mod:`~foldstream.job.engines.flink.run`'s.
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ from pyflink.datastream.state import ValueStateDescriptor
 from foldstream.job.config import Config
 from foldstream.job.engines.flink import trace
 from foldstream.job.engines.flink.beam_sampler import skip_state_sampler_thread
-from foldstream.job.engines.flink.env import key_by_first_field, kafka_rows
+from foldstream.job.engines.flink.keying import key_by_first_field
+from foldstream.job.engines.flink.kafka import kafka_rows
 from foldstream.job.engines.flink.files import FileInput
 from foldstream.job.engines.flink.routing import MAX_PARALLELISM, fold_routes
 from foldstream.job.plans import Plans, make_plans
@@ -86,7 +88,7 @@ class StreamEnd:
 
 # ----------------------------------------------------------------------------- items in transit
 #: The fan-out's fold batches on their way to the learners: ``Row(route, RoutedBatch)``, keyed
-#: by ``route`` in Java (:func:`~foldstream.job.engines.flink.env.key_by_first_field`), as the
+#: by ``route`` in Java (:func:`~foldstream.job.engines.flink.keying.key_by_first_field`), as the
 #: source items are. With ``key_by`` and a Python selector each fold batch went through
 #: one more Python operator (unpickled, keyed, pickled again) whose bundle held it up to a bundle
 #: time; bench/README.md measures the difference.
