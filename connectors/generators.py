@@ -14,9 +14,12 @@ from __future__ import annotations
 import inspect
 import itertools
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, NamedTuple
+
+import numpy as np
 
 from foldstream.connectors.rows import Reject, unexpected
+from foldstream.operators.stats.measures import positive_code
 from foldstream.operators.learners.models import (
     DATASET, ModelKind, Parameter, Spec, SpecError, check_param, join_key, resolve_at, signature
 )
@@ -28,7 +31,8 @@ _NESTED_KEYS = {"model", "params", "seed"}
 
 
 def iter_generator(model: str, params: Mapping[str, Any] | None, seed: int | None, limit: int,
-                   stream: str | None = None) -> Iterator[Example]:
+                   stream: str | None = None, class_ratio: "ClassRatio | None" = None
+                   ) -> Iterator[Example]:
     """Yield ``limit`` examples of a river synthetic generator.
 
     Parameters
@@ -46,6 +50,8 @@ def iter_generator(model: str, params: Mapping[str, Any] | None, seed: int | Non
         Number of examples; required, since the generators never end.
     stream : str, optional
         Stream name; default the class name lower-cased (``sea``).
+    class_ratio : ClassRatio, optional
+        A schedule of class ratios the examples are drawn to (:func:`with_class_ratio`).
 
     Yields
     ------
@@ -62,7 +68,99 @@ def iter_generator(model: str, params: Mapping[str, Any] | None, seed: int | Non
     """
     if limit is None or isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
         raise ValueError(f"a generator never ends: `limit` must be an integer >= 0, got {limit!r}")
-    return iter_dataset(make_generator(model, params, seed), limit, stream)
+    dataset = make_generator(model, params, seed)
+    if class_ratio is None:
+        return iter_dataset(dataset, limit, stream)
+    return _examples(with_class_ratio(dataset, class_ratio, seed), stream or
+                     dataset_stream(dataset), limit)
+
+
+class ClassRatio(NamedTuple):
+    """A schedule of class ratios (``source.class_ratio``): ``ratios[0]`` from the first
+    example, ``ratios[i]`` from example ``positions[i - 1]`` on (positions increasing, from 1),
+    each a weight per label of ``classes``; ``seed`` draws the classes (``None``: the source's);
+    at most ``max_draws`` items of the generator are read for one example."""
+
+    classes: tuple
+    ratios: tuple[tuple[float, ...], ...]
+    positions: tuple[int, ...] = ()
+    seed: int | None = None
+    max_draws: int = 100_000
+
+
+def with_class_ratio(dataset: Iterable, schedule: ClassRatio, seed: int | None = None
+                     ) -> Iterator[tuple[Any, Any]]:
+    """The items of ``dataset`` with their classes in the ratios of ``schedule``, by rejection
+    sampling (docs/method.md §19).
+
+    For the ``n``-th example, the ratios in force at ``n`` give a probability per class; a
+    class is drawn from them (numpy's PCG64, seeded by ``schedule.seed``, else ``seed``, else
+    0: the same draws every run), then the generator's items are read in order, and those of
+    another class discarded, until one of that class comes. Within a segment the examples are
+    those of the generator conditioned on their class, in the chosen proportions. A class the
+    generator does not yield within ``max_draws`` items ends the stream with an error naming it.
+
+    >>> items = [({"i": i}, i % 2) for i in range(1000)]
+    >>> drawn = list(itertools.islice(with_class_ratio(items, ClassRatio((0, 1), ((1, 0),))), 5))
+    >>> [y for _, y in drawn], [x["i"] for x, _ in drawn]
+    ([0, 0, 0, 0, 0], [0, 2, 4, 6, 8])
+    """
+    labels = list(schedule.classes)
+    weights = np.asarray(schedule.ratios, dtype=np.float64)
+    probabilities = weights / weights.sum(axis=1, keepdims=True)
+    draw_seed = schedule.seed if schedule.seed is not None else (seed if seed is not None else 0)
+    rng = np.random.Generator(np.random.PCG64(int(draw_seed) & 0xFFFFFFFFFFFFFFFF))
+    items = iter(dataset)
+    segment = 0
+    for n in itertools.count(1):
+        while segment < len(schedule.positions) and n >= schedule.positions[segment]:
+            segment += 1
+        wanted = int(rng.choice(len(labels), p=probabilities[segment]))
+        for _ in range(schedule.max_draws):
+            item = next(items, None)
+            if item is None:
+                return
+            if _same_label(item[1], labels[wanted]):
+                yield item
+                break
+        else:
+            raise ValueError(f"source.class_ratio: no example of class {labels[wanted]!r} in "
+                             f"{schedule.max_draws} items of the generator (example {n})")
+
+
+def _same_label(y: Any, label: Any) -> bool:
+    """A generator's label is a configured class as ``evaluation.positive_class`` finds its
+    label (:func:`~foldstream.operators.stats.measures.positive_code`): equal to it (SEA's ``True``
+    is ``1``), else read as YAML reads the configuration."""
+    return positive_code([plain(y)], label) == 0
+
+
+def known_changes(model: str, params: Mapping[str, Any] | None) -> list[int]:
+    """The positions where a generator's concept changes, as far as they are known: the
+    ``position`` of each ``ConceptDriftStream`` (the centre of its sigmoid, where half of the
+    examples come from the new concept), a nested one's in its ``drift_stream`` counted from
+    the outer position (where that stream starts to be read, on average), one in its
+    ``stream`` kept when before the outer position.
+
+    >>> sea = {"model": "river.datasets.synth.SEA"}
+    >>> inner = {"model": "river.datasets.synth.ConceptDriftStream",
+    ...          "params": {"stream": sea, "drift_stream": sea, "position": 3000}}
+    >>> known_changes("river.datasets.synth.ConceptDriftStream",
+    ...               {"stream": sea, "drift_stream": inner, "position": 5000})
+    [5000, 8000]
+    """
+    if model.rsplit(".", 1)[-1] != "ConceptDriftStream":
+        return []
+    params = params or {}
+    cls = resolve_at(model, DATASET, "", params)
+    default = inspect.signature(cls).parameters["position"].default
+    position = int(params.get("position", default))
+    before, after = [], []
+    for name, out, offset in (("stream", before, 0), ("drift_stream", after, position)):
+        nested = params.get(name)
+        if isinstance(nested, Mapping) and "model" in nested:
+            out += [offset + c for c in known_changes(nested["model"], nested.get("params"))]
+    return [c for c in before if c < position] + [position] + after
 
 
 def iter_dataset(dataset: Iterable, limit: int | None = None,

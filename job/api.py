@@ -27,8 +27,8 @@ from __future__ import annotations
 import inspect
 import os
 import signal
-from collections.abc import Iterable, Mapping
-from typing import Any, Literal, Union
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, SkipValidation, TypeAdapter, ValidationError, \
     model_validator
@@ -40,8 +40,11 @@ from foldstream.job.results import Results, Summary
 from foldstream.job.runner import run_configuration
 from foldstream.operators.stages.learner import LearnerSpec, check_classifier
 
-__all__ = ["ApiConfig", "ObjectLearner", "ObjectSource", "Results", "Summary", "evaluate",
-           "make_config", "run"]
+if TYPE_CHECKING:
+    from foldstream.job.tools.benchmark.outputs import BenchmarkResults
+
+__all__ = ["ApiConfig", "ObjectLearner", "ObjectSource", "Results", "Summary", "benchmark",
+           "evaluate", "make_config", "run"]
 
 #: The keywords of :func:`evaluate` that are not keys of the ``evaluation`` section.
 RUN_KEYWORDS = ("limit", "stream", "engine", "sink", "progress")
@@ -344,3 +347,124 @@ def _signature() -> inspect.Signature:
 
 
 evaluate.__signature__ = _signature()  # type: ignore[attr-defined]
+
+
+# -------------------------------------------------------------------------------- benchmark
+def benchmark(streams: Any, learners: Any, *, limit: int | None = None,
+              measures: Sequence[str] | None = None, engine: Any = None, workers: int = 1,
+              results: str | os.PathLike | None = None, progress: bool = False,
+              **evaluation: Any) -> "BenchmarkResults":
+    """Several learners on many streams with one evaluation, as ``foldstream benchmark`` runs
+    them (docs/benchmark.md): each (stream, learner) an ordinary run, compared over the streams.
+
+    Parameters
+    ----------
+    streams : list or dict
+        Source sections (a file path, a mapping or model of the configuration's ``source``
+        section, of kind file or generator), or ``{name: source}`` (the name becomes the
+        stream's ``stream``).
+    learners : dict or list
+        As :func:`evaluate` takes them, but for model objects (a benchmark's cells run in
+        processes of their own, from the configuration): ``{name: learner mapping}``, a list
+        of learner mappings or :class:`~foldstream.operators.stages.learner.LearnerSpec`.
+    limit : int, optional
+        The examples read from each stream that has no ``limit`` of its own.
+    measures : list of str, optional
+        The measures of the tables (default ``accuracy`` and ``kappa_m``); the first is ranked.
+    engine : str or mapping, optional
+        The in-process engine's section (batch size, MOA's JVM options).
+    workers : int
+        Processes running the cells.
+    results : path, optional
+        The resumable results file (a cell found there is not run again); default: none kept.
+    progress : bool
+        A progress bar over the cells, on standard error.
+    **evaluation
+        Any key of the ``evaluation`` section, as :func:`evaluate` takes them.
+
+    Returns
+    -------
+    BenchmarkResults
+        The tables as pandas (``comparison``, ``ranks``, ``tests``, ``holm``, ``cost``), the
+        figures (``cd_figure()``, ``streams_figure()``) and the files (``write(out)``).
+
+    Raises
+    ------
+    ConfigError
+        Before anything runs, naming the offending key.
+    KeyboardInterrupt
+        On Ctrl-C, after the cells finished so far were written to ``results``.
+
+    Examples
+    --------
+    >>> import foldstream
+    >>> sea = {"kind": "generator", "model": "river.datasets.synth.SEA"}
+    >>> b = foldstream.benchmark({"sea1": {**sea, "seed": 1}, "sea2": {**sea, "seed": 2},
+    ...                           "sea3": {**sea, "seed": 3}},
+    ...                          {"nb": {"model": "river.naive_bayes.GaussianNB"},
+    ...                           "ht": {"model": "river.tree.HoeffdingTreeClassifier"}},
+    ...                          limit=300, folds=3, report_every=300)
+    >>> b
+    BenchmarkResults(6 of 6 cells; streams sea1, sea2, sea3; learners nb, ht)
+    >>> list(b.comparison.columns[:4])
+    ['stream', 'learner', 'accuracy_mean', 'accuracy_sd']
+    >>> b.ranks.index.tolist(), b.tests.loc["accuracy", "streams"]
+    (['nb', 'ht'], np.int64(3))
+    """
+    import tempfile
+
+    from foldstream.job.tools.benchmark import run_benchmark, validate_benchmark
+    from foldstream.job.tools.benchmark.outputs import Provenance, results_of
+
+    unknown = [k for k in evaluation if k not in EvaluationConfig.model_fields]
+    if unknown:
+        raise ConfigError(f"{', '.join(unknown)}: not a keyword of foldstream.benchmark; it "
+                          f"takes limit, measures, engine, workers, results, progress and the "
+                          f"keys of evaluation: {', '.join(EvaluationConfig.model_fields)}")
+    if isinstance(evaluation.get("window"), str):
+        evaluation["window"] = _section(evaluation["window"])
+    named = streams.items() if isinstance(streams, Mapping) else \
+        ((None, s) for s in streams) if isinstance(streams, (list, tuple)) else None
+    if named is None:
+        raise ConfigError(f"streams: expected a list of sources or a dict of name -> source, "
+                          f"got {type(streams).__name__}")
+    sections = []
+    for i, (name, stream) in enumerate(named):
+        where = f"streams.{name if name is not None else i}"
+        own = stream.get("limit") if isinstance(stream, Mapping) else getattr(stream, "limit", None)
+        try:
+            source, source_object = _source(stream, limit if own is None else None,
+                                            None if name is None else str(name))
+        except ConfigError as error:
+            raise ConfigError("\n".join(where + line.removeprefix("source")
+                                         if line.startswith("source") else line
+                                         for line in str(error).splitlines())) from None
+        if source_object is not None:
+            raise ConfigError(f"{where}: a benchmark reads "
+                              f"its streams in processes of their own; give a file path or a "
+                              f"source mapping (kind file or generator)")
+        sections.append(source.model_dump(exclude_unset=True)
+                        | {"kind": source.kind, **({"stream": str(name)} if name else {})})
+    entries = _learners(learners)
+    for entry in entries:
+        if isinstance(entry, ObjectLearner):
+            raise ConfigError(f"learners.{entry.name}: a benchmark builds its learners in "
+                              f"processes of their own; give a learner mapping ({{'model': "
+                              f"'{entry.model}', 'params': {{...}}}})")
+    data: dict[str, Any] = {"streams": sections,
+                            "learners": [e.model_dump(exclude_unset=True) for e in entries],
+                            "evaluation": evaluation, "limit": limit}
+    if measures is not None:
+        data["measures"] = list(measures)
+    if engine is not None:
+        data["engine"] = _section(engine)
+    config = validate_benchmark(data, "foldstream.benchmark")
+    with tempfile.TemporaryDirectory(prefix="foldstream-benchmark-") as scratch:
+        path = results if results is not None else os.path.join(scratch, "results.jsonl")
+        done = run_benchmark(config, path, workers=workers, progress=progress)
+    if done.interrupted is not None:
+        from foldstream.job.engines.stopping import Interrupted
+
+        raise Interrupted(signal.SIGINT)
+    return results_of(config, done.results,
+                      Provenance.now(config, "foldstream.benchmark(...)", done.results))

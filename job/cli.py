@@ -1,5 +1,5 @@
 """The ``foldstream`` command line: ``run`` and ``validate``, and the tools (``schema``, ``plot``,
-``watch``, ``produce``, ``dashboard``, ``report``, ``experiment``). Exit codes:
+``watch``, ``produce``, ``dashboard``, ``report``, ``experiment``, ``benchmark``). Exit codes:
 :mod:`foldstream.job.exitcodes`."""
 
 from __future__ import annotations
@@ -158,10 +158,17 @@ def _parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         _dashboard_arguments(dashboard)
     if wanted("report"):
         _report_arguments(report)
+    benchmark = commands.add_parser(
+        "benchmark", help="several learners on many streams: a comparison table, average "
+                          "ranks, Friedman and a critical-difference diagram")
     if wanted("experiment"):
         from foldstream.job.tools.experiment import add_arguments
 
         add_arguments(experiment)
+    if wanted("benchmark"):
+        from foldstream.job.tools.benchmark import add_arguments as benchmark_arguments
+
+        benchmark_arguments(benchmark)
 
     from foldstream.job.tools import cluster
 
@@ -379,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in cluster.COMMANDS:
         return cluster.main(args)
     if args.command in ("schema", "plot", "watch", "produce", "dashboard", "report",
-                        "experiment"):  # tools
+                        "experiment", "benchmark"):  # tools
         from importlib import import_module
 
         return import_module(f"foldstream.job.tools.{args.command}").main(args)

@@ -8,6 +8,7 @@ with its key before anything it names is called or any data is read.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from importlib import resources
@@ -21,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from foldstream.connectors.datasets import DATASET_PREFIX, dataset_path
 from foldstream.job.checks import check_choices
 from foldstream.operators.stages.aggregator import ALPHA, COMPARE
+from foldstream.operators.stats.auc import SCORE_MEASURES
 from foldstream.operators.stages.delay import MAX_PENDING
 from foldstream.operators.stats.detectors import PAGE_HINKLEY
 from foldstream.operators.stages.evaluator import REPORT_EVERY
@@ -31,6 +33,8 @@ from foldstream.operators.moa import DEFAULT_JVM_OPTIONS, JvmOptionsError, check
     check_jvm_options, check_jvm_starts, configure_jvm, is_moa
 from foldstream.operators.stats.normalization import MAX_MATRICES, NORMALIZABLE
 from foldstream.operators.stats.consensus import CONSENSUS_WINDOW
+from foldstream.operators.stats.drifteval import ACCEPTANCE_WINDOW, BASELINE_SEED
+from foldstream.operators.stats.watched import LOSS, WATCH_WINDOW
 from foldstream.operators.stats.sequential import REGIME_DELTA, V_MIN
 from foldstream.operators.records.base import DEAD_LETTER_MAX_BYTES
 from foldstream.operators.downloads import DependencyError, valid_jar
@@ -59,6 +63,20 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def check_drifts(value: list[int] | None) -> list[int] | None:
+    """Known change positions: at least 1, increasing.
+
+    >>> check_drifts([15000, 30000])
+    [15000, 30000]
+    >>> check_drifts([30000, 15000])
+    Traceback (most recent call last):
+    ValueError: the positions must increase and be at least 1, got [30000, 15000]
+    """
+    if value is not None and any(b <= a for a, b in zip([0, *value], value)):
+        raise ValueError(f"the positions must increase and be at least 1, got {value}")
+    return value
+
+
 # ------------------------------------------------------------------------------------ source
 class FileSource(_Strict):
     kind: Literal["file"] = Field("file", description="read examples from a file")
@@ -73,6 +91,11 @@ class FileSource(_Strict):
     id_field: str | None = Field(None, description="column holding each example's key")
     format: Literal["csv", "arff", "jsonl"] | None = Field(
         None, description="the file's format (default: by its suffix, .gz aside)")
+    drifts: list[int] | None = Field(None, description="the positions where the stream's "
+                                                     "concept truly changes, to score the "
+                                                     "detectors against (docs/method.md §19); "
+                                                     "null: none, or a generator's own")
+    _drifts = field_validator("drifts")(lambda value: check_drifts(value))
 
     def resolved_path(self) -> Path:
         if self.path.startswith(PACKAGE_PREFIX):
@@ -106,6 +129,44 @@ class FileSource(_Strict):
         return self
 
 
+class ClassRatioConfig(_Strict):
+    """A schedule of class ratios for a generator (docs/method.md §19)."""
+
+    classes: list[str | int | bool] = Field(min_length=2, description="the labels, as the "
+                                                                      "generator yields them")
+    ratios: list[list[float]] = Field(min_length=1, description="one weight per class for "
+                                                                "each segment, e.g. [[1, 1], "
+                                                                "[1, 15]]")
+    positions: list[int] = Field(default_factory=list, description="the examples where each "
+                                                                   "segment after the first "
+                                                                   "starts (increasing, from 2)")
+    seed: int | None = Field(None, description="the seed of the class draws (default: the "
+                                               "source's)")
+    max_draws: int = Field(100_000, ge=1, description="items of the generator read at most "
+                                                      "for one example of a class")
+
+    @model_validator(mode="after")
+    def _schedule(self) -> "ClassRatioConfig":
+        if len(self.positions) != len(self.ratios) - 1:
+            raise ValueError(f"positions: {len(self.ratios)} segments of ratios need "
+                             f"{len(self.ratios) - 1} positions, got {len(self.positions)}")
+        if any(b <= a for a, b in zip([1, *self.positions], self.positions)):
+            raise ValueError("positions: must increase, from 2 on")
+        for i, ratio in enumerate(self.ratios):
+            if len(ratio) != len(self.classes) or min(ratio) < 0 or not sum(ratio) > 0 \
+                    or not all(math.isfinite(r) for r in ratio):
+                raise ValueError(f"ratios[{i}]: one finite weight >= 0 per class "
+                                 f"({len(self.classes)}), not all 0")
+        return self
+
+    def schedule(self):
+        """The generators' :class:`~foldstream.connectors.generators.ClassRatio`."""
+        from foldstream.connectors.generators import ClassRatio
+
+        return ClassRatio(tuple(self.classes), tuple(tuple(r) for r in self.ratios),
+                          tuple(self.positions), self.seed, self.max_draws)
+
+
 class GeneratorSource(_Strict):
     kind: Literal["generator"] = Field(description="generate examples with a river dataset")
     model: str = Field(description="a river dataset class by dotted path "
@@ -118,6 +179,15 @@ class GeneratorSource(_Strict):
     limit: int = Field(ge=1, description="examples to generate")
     stream: str | None = Field(None, description="the stream's name (default: the dataset "
                                                  "class's name, lower-cased)")
+    drifts: list[int] | None = Field(None, description="the positions where the stream's "
+                                                     "concept truly changes, to score the "
+                                                     "detectors against (docs/method.md §19); "
+                                                     "null: none, or a generator's own")
+    _drifts = field_validator("drifts")(lambda value: check_drifts(value))
+    class_ratio: ClassRatioConfig | None = Field(
+        None, description="draw the classes in these ratios, changing at these positions, by "
+                          "rejection sampling (docs/method.md §19); its positions are known "
+                          "changes")
 
     @model_validator(mode="after")
     def _builds(self) -> "GeneratorSource":
@@ -129,6 +199,18 @@ class GeneratorSource(_Strict):
         except SpecError as error:
             raise ValueError(f"{SUBKEY}{error}" if error.key else str(error)) from None
         return self
+
+    def known_changes(self) -> list[int] | None:
+        """``drifts``, else the changes the generator and the class-ratio schedule put in
+        (:func:`~foldstream.connectors.generators.known_changes`); ``None``: none known."""
+        if self.drifts is not None:
+            return self.drifts
+        from foldstream.connectors.generators import known_changes
+
+        found = set(known_changes(self.model, self.params))
+        if self.class_ratio is not None:
+            found.update(self.class_ratio.positions)
+        return sorted(found) if found else None
 
 
 class KafkaSource(_Strict):
@@ -156,6 +238,11 @@ class KafkaSource(_Strict):
     properties: dict[str, str | int | float | bool] = Field(
         default_factory=dict, description="Kafka consumer properties (security.protocol, "
                                           "sasl.*, fetch.max.wait.ms, ...)")
+    drifts: list[int] | None = Field(None, description="the positions where the stream's "
+                                                     "concept truly changes, to score the "
+                                                     "detectors against (docs/method.md §19); "
+                                                     "null: none, or a generator's own")
+    _drifts = field_validator("drifts")(lambda value: check_drifts(value))
 
 
 Source = Annotated[Union[FileSource, GeneratorSource, KafkaSource], Field(discriminator="kind")]
@@ -197,6 +284,10 @@ class PageHinkleyConfig(_Strict):
                                                          "sum")
     mode: Literal["up", "down", "both"] = Field(PAGE_HINKLEY.mode, description="up: alarm on a rising loss; "
                                                                   "down: a falling one; both")
+    series: Literal["value", "error_rate"] = Field(
+        PAGE_HINKLEY.series, description="value: test each 0/1 loss; error_rate: test the "
+                                         "running error rate, the mean of the losses so far "
+                                         "(Gama et al. 2009, docs/method.md §7)")
 
 
 class ConsensusConfig(_Strict):
@@ -209,6 +300,15 @@ class ConsensusConfig(_Strict):
                                                       "single mode)")
 
 
+class ScoringConfig(_Strict):
+    """How detectors are scored against a stream's known changes (docs/method.md §19)."""
+
+    window: int = Field(ACCEPTANCE_WINDOW, ge=1, description="acceptance window: an alarm "
+                                                             "within this many examples after "
+                                                             "a change detects it")
+    seed: int = Field(BASELINE_SEED, description="the seed of the random baseline detector")
+
+
 class AlarmsConfig(_Strict):
     page_hinkley: PageHinkleyConfig | None = Field(
         default_factory=PageHinkleyConfig, description="Page-Hinkley's alarms (docs/method.md "
@@ -218,12 +318,27 @@ class AlarmsConfig(_Strict):
                                                         "(when the window is no ADWIN)")
 
     _delta = field_validator("adwin_delta")(check_delta)
-    quantity: Literal["loss"] = Field("loss", description="what the detectors watch: each "
-                                                          "(learner, fold)'s 0/1 loss")
+    quantity: str = Field(LOSS, description="what the detectors watch on each (learner, "
+                                            "fold): loss, its 0/1 loss; or a measure "
+                                            "(kappa, geometric_mean, f1, ...) over the last "
+                                            "`window` examples (docs/method.md §7)")
+    window: int = Field(WATCH_WINDOW, ge=1, description="quantity a measure: the sliding "
+                                                        "window of the watched measure, in "
+                                                        "examples")
     per_fold: bool = Field(True, description="an `alarm` record for every alarm of every fold")
     consensus: ConsensusConfig | None = Field(
         None, description="`drift` records, the alarms the folds agree on (docs/method.md §16); "
                           "null: none")
+    scoring: ScoringConfig = Field(default_factory=ScoringConfig,
+                                   description="`drift_evaluation` records at the end of a "
+                                               "stream with known changes (source.drifts, "
+                                               "docs/method.md §19)")
+
+    @field_validator("quantity")
+    @classmethod
+    def _known_quantity(cls, value: str) -> str:
+        check_choices([value], (LOSS, *MEASURES), "quantity")
+        return value
 
 
 class VerdictsConfig(_Strict):
@@ -265,6 +380,16 @@ class DelayConfig(_Strict):
         return self
 
 
+class HoldoutConfig(_Strict):
+    """The periodic held-out evaluation (docs/method.md §20), MOA's EvaluatePeriodicHeldOutTest."""
+
+    size: int = Field(ge=1, description="n: the stream's first n examples are the test set, "
+                                        "never trained on nor scored prequentially")
+    every: int = Field(ge=1, description="f: every fold of every learner is scored on the "
+                                         "whole test set after every f training examples, in "
+                                         "`holdout` records")
+
+
 class EvaluationConfig(_Strict):
     mode: Literal["bootstrap", "cv", "split", "single"] = Field(
         FOLD_MODE, description="how the folds share the examples (docs/method.md §2); "
@@ -296,6 +421,12 @@ class EvaluationConfig(_Strict):
                           "\"true\", \"True\" or \"yes\"")
     normalize: list[str] = Field(default_factory=list,
                                  description=f"measures to normalise (Brzezinski): {', '.join(NORMALIZABLE)}")
+    scores: list[str] = Field(default_factory=list,
+                              description=f"score-based measures ({', '.join(SCORE_MEASURES)}; "
+                                          "docs/method.md §18): the learners keep their class "
+                                          "scores, and each must give them; auc: binary over "
+                                          "positive_class, else the mean one-vs-rest AUC, over "
+                                          "a sliding, ADWIN or cumulative window")
     max_matrices: int = Field(MAX_MATRICES, ge=4, description="normalisation: enumerate at most this many matrices")
     q_fading: float = Field(FADING_ALPHA, description="fading factor of the Q statistic")
     alarms: AlarmsConfig = Field(default_factory=AlarmsConfig,
@@ -304,13 +435,22 @@ class EvaluationConfig(_Strict):
                                      description="live verdicts (docs/method.md §12)")
     delay: DelayConfig | None = Field(None, description="delayed labels (docs/method.md §13); "
                                                         "null: every example has its label")
+    holdout: HoldoutConfig | None = Field(
+        None, description="a held-out test set scored periodically (docs/method.md §20), "
+                          "beside the prequential records; null: none")
 
     _fading = field_validator("q_fading")(check_alpha)
 
     @field_validator("compare")
     @classmethod
     def _known_measures(cls, value: list[str]) -> list[str]:
-        check_choices(value, MEASURES, "measure")
+        check_choices(value, MEASURES + SCORE_MEASURES, "measure")
+        return value
+
+    @field_validator("scores")
+    @classmethod
+    def _score_measures(cls, value: list[str]) -> list[str]:
+        check_choices(value, SCORE_MEASURES, "score-based measure")
         return value
 
     @field_validator("normalize")
@@ -329,6 +469,16 @@ class EvaluationConfig(_Strict):
         if consensus is not None and consensus.folds is not None and consensus.folds > self.folds:
             raise ValueError(f"alarms.consensus.folds: {consensus.folds} is more than the "
                              f"{self.folds} folds")
+        for measure in self.compare:
+            if measure in SCORE_MEASURES and measure not in self.scores:
+                raise ValueError(f"{SUBKEY}compare: {measure} is a score-based measure: add it to "
+                                 f"evaluation.scores")
+        if self.scores and self.window.kind == "fading":
+            raise ValueError(f"{SUBKEY}scores: {', '.join(self.scores)} needs a window whose examples "
+                             f"can be counted (sliding, adwin or cumulative), not fading")
+        if self.scores and self.delay is not None:
+            raise ValueError(f"{SUBKEY}scores: {', '.join(self.scores)} is not computed with delayed "
+                             f"labels (evaluation.delay)")
         return self
 
 
@@ -373,6 +523,11 @@ class LearnerConfig(_Strict):
 
 
 # -------------------------------------------------------------------------------------- sink
+#: The description of ``sink.predictions`` (file and stdout sinks).
+PREDICTIONS_HELP = ("a Parquet file of every example's prediction per learner and fold (and "
+                    "class scores, when kept); null: none (docs/predictions.md)")
+
+
 class FileSink(_Strict):
     kind: Literal["file"] = Field("file", description="write the records to a JSON Lines file")
     path: str = Field("out/metrics.jsonl", description="the records' file (replaced: a run "
@@ -381,6 +536,7 @@ class FileSink(_Strict):
                                                            "(default: <path stem>.rejected.jsonl)")
     dead_letter_max_bytes: int = Field(DEAD_LETTER_MAX_BYTES, ge=1, description="the most bytes "
                                        "of a rejected input kept in its rejected record")
+    predictions: str | None = Field(None, description=PREDICTIONS_HELP)
 
     def dead_letters(self) -> Path:
         if self.dead_letter_path:
@@ -402,6 +558,7 @@ class StdoutSink(_Strict):
     dead_letter_path: str = Field("rejected.jsonl", description="the rejected records' file")
     dead_letter_max_bytes: int = Field(DEAD_LETTER_MAX_BYTES, ge=1, description="the most bytes "
                                        "of a rejected input kept in its rejected record")
+    predictions: str | None = Field(None, description=PREDICTIONS_HELP)
 
     def dead_letters(self) -> Path:
         return Path(self.dead_letter_path)
@@ -617,15 +774,52 @@ class Config(_Strict):
                 and source.labels_topic == source.topic:
             raise ValueError("source.labels_topic: must differ from source.topic (labels may "
                              "come on the input topic itself: leave labels_topic null)")
+        if self.evaluation.holdout is not None and (delay is not None
+                                                    or self.engine.kind == "flink"):
+            raise ValueError("evaluation.holdout: runs in the in-process engine without "
+                             "delayed labels (not with evaluation.delay, nor engine.kind: "
+                             "flink)")
         if delay is not None and delay.field is not None and source.kind == "file" \
                 and delay.field in (source.label, source.id_field):
             raise ValueError(f"evaluation.delay.field: {delay.field!r} is the "
                              f"{'label' if delay.field == source.label else 'id'} column")
+        if getattr(self.sink, "predictions", None) and delay is not None:
+            raise ValueError("sink.predictions: not kept with delayed labels (evaluation.delay)")
         if self.sink.kind == "kafka" and self.sink.delivery_guarantee == "exactly-once" \
                 and self.checkpoint_interval_ms is None:
             raise ValueError("sink.delivery_guarantee: exactly-once needs checkpoints: "
                              "set engine.checkpoint_interval_ms or use an unbounded Kafka source")
         return self
+
+    @model_validator(mode="after")
+    def _learners_give_scores(self) -> "Config":
+        """With a score-based measure (``evaluation.scores``) every learner must give class
+        scores (:func:`~foldstream.operators.stages.learner.gives_scores`)."""
+        wanted = self.evaluation.scores
+        if not wanted:
+            return self
+        from foldstream.operators.stages.learner import build_model, gives_scores
+
+        for i, learner in enumerate(self.learners):
+            if is_moa(learner.model):
+                continue
+            model = getattr(learner, "prototype", None)
+            if model is None:
+                model = build_model(learner.model, learner.params, learner.args)
+            if not gives_scores(model):
+                raise ValueError(
+                    f"{SUBKEY}learners.{i}: learner {learner.name!r} ({learner.model}) gives no class "
+                    f"scores (no predict_proba_one), and evaluation.scores: "
+                    f"[{', '.join(wanted)}] needs them: drop the measure or the learner")
+        return self
+
+    def known_changes(self) -> list[int] | None:
+        """The positions where the source's concept truly changes (docs/method.md §19):
+        ``source.drifts``, else a generator's own; ``None``: none known (no scoring). A source
+        without the key (the API's Python object) declares none."""
+        if isinstance(self.source, GeneratorSource):
+            return self.source.known_changes()
+        return getattr(self.source, "drifts", None)
 
     @property
     def delayed(self) -> bool:
@@ -874,6 +1068,8 @@ def check_sinks(config: Config) -> None:
     outputs = [Named("sink.dead_letter_path", sink.dead_letters())]
     if sink.kind == "file":
         outputs.insert(0, Named("sink.path", sink.path))
+    if sink.predictions:
+        outputs.append(Named("sink.predictions", sink.predictions))
     inputs = [Named("source.path", source.resolved_path())] if source.kind == "file" else []
     if config._file is not None:
         inputs.append(Named("the configuration", config._file))

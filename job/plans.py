@@ -12,9 +12,11 @@ from foldstream.job.config import Config
 from foldstream.operators.stages.delay import MAX_PENDING, DelayFanOut, LabelOnly, simulate_delay
 from foldstream.operators.stages.aggregator import AggregationPlan, Aggregator, VerdictPlan
 from foldstream.operators.stats.consensus import consensus_folds
+from foldstream.operators.stats.drifteval import DriftScoring
 from foldstream.operators.stages.evaluator import EvalPlan, FoldEvaluator
 from foldstream.operators.stages.fanout import Batcher, FanOut, FanOutPlan
 from foldstream.operators.stages.head import MAX_CLASSES, StreamHead
+from foldstream.operators.stages.holdout import Holdout, HoldoutPlan, HoldoutScorer
 from foldstream.operators.stages.learner import LearnerSpec, LearnerTask
 from foldstream.operators.records.base import DEAD_LETTER_MAX_BYTES, Example, Rejected
 
@@ -30,6 +32,7 @@ class Plans:
     dead_letter_max_bytes: int = DEAD_LETTER_MAX_BYTES  # sink.dead_letter_max_bytes
     max_pending: int | None = None  # delayed labels (docs/method.md §13); None: undelayed
     max_classes: int = MAX_CLASSES  # evaluation.max_classes
+    holdout: HoldoutPlan | None = None  # evaluation.holdout (operators/stages/holdout.py)
 
     @property
     def delayed(self) -> bool:
@@ -54,6 +57,8 @@ class Plans:
         """A stream's head (batcher and fan-out, or delay fan-out): ``head``, a
         :class:`~foldstream.operators.stages.head.StreamHead` or an engine's subclass, with ``more``
         of its fields."""
+        if self.holdout is not None:
+            more.setdefault("holdout", Holdout(self.holdout))
         made = head(self.batcher(stream), self.fan_out(stream),
                     self.delay_fan_out(stream) if self.delayed else None, **more)
         if self.max_classes != MAX_CLASSES:
@@ -69,6 +74,13 @@ class Plans:
     def aggregator(self, stream: str) -> Aggregator:
         return Aggregator(stream, self.aggregation)
 
+    def holdout_scorer(self, stream: str) -> HoldoutScorer | None:
+        """The stream's held-out scorer, ``None`` without ``evaluation.holdout``."""
+        if self.holdout is None:
+            return None
+        return HoldoutScorer(stream, self.evaluation, self.folds, self.aggregation.mode,
+                             self.prequential)
+
 
 def make_plans(config: Config) -> Plans:
     ev = config.evaluation
@@ -76,8 +88,11 @@ def make_plans(config: Config) -> Plans:
     names = tuple(learner.name for learner in config.learners)
     window = ev.window.spec()
     ph = ev.alarms.page_hinkley
+    predictions = bool(getattr(config.sink, "predictions", None))
+    changes = config.known_changes()
     fanout = FanOutPlan(mode=ev.mode, folds=ev.folds, seed=ev.seed, fold_choice=ev.fold_choice,
-                        lags=max(learner.lags for learner in config.learners))
+                        lags=max(learner.lags for learner in config.learners),
+                        keys=predictions)
     return Plans(
         fanout=fanout,
         learners=tuple(
@@ -85,7 +100,8 @@ def make_plans(config: Config) -> Plans:
             LearnerSpec(name=l.name, model=l.model, params=dict(l.params), args=list(l.args),
                         lags=l.lags, prototype=getattr(l, "prototype", None),
                         fold_seeds=l.fold_seeds, options=l.options,
-                        jvm_options=tuple(config.engine.jvm_options))
+                        jvm_options=tuple(config.engine.jvm_options),
+                        scores=bool(ev.scores))
             for l in config.learners
         ),
         evaluation=EvalPlan(
@@ -100,6 +116,10 @@ def make_plans(config: Config) -> Plans:
             normalize=tuple(ev.normalize),
             max_matrices=ev.max_matrices,
             losses=ev.verdicts.enabled,
+            scores=tuple(ev.scores),
+            predictions=predictions,
+            alarm_quantity=ev.alarms.quantity,
+            alarm_window=ev.alarms.window,
         ),
         aggregation=AggregationPlan(
             learners=names,
@@ -117,12 +137,17 @@ def make_plans(config: Config) -> Plans:
             per_fold_alarms=ev.alarms.per_fold,
             consensus=None if consensus is None else (
                 consensus.window, consensus.folds or consensus_folds(fanout.k, ev.mode)),
+            drift_scoring=None if changes is None else DriftScoring(
+                tuple(changes), ev.alarms.scoring.window, ev.alarms.scoring.seed,
+                tuple(d for d, on in (("adwin", ev.alarms.adwin),
+                                      ("page_hinkley", ph is not None)) if on)),
         ),
         prequential=ev.prequential,
         batch_size=config.engine.batch_size,
         dead_letter_max_bytes=config.sink.dead_letter_max_bytes,
         max_pending=config.evaluation.delay.max_pending if config.delayed else None,
         max_classes=ev.max_classes,
+        holdout=None if ev.holdout is None else HoldoutPlan(ev.holdout.size, ev.holdout.every),
     )
 
 
@@ -144,7 +169,7 @@ def open_source(config: Config) -> Iterator[Example | LabelOnly | Rejected]:
         from foldstream.connectors.generators import iter_generator
 
         items = iter_generator(source.model, source.params, source.seed, source.limit,
-                               source.stream)
+                               source.stream, source.class_ratio and source.class_ratio.schedule())
     else:
         raise ValueError(f"source.kind {source.kind!r} is read by the Flink job, not here")
     return with_delay(config, items)

@@ -25,8 +25,8 @@ from foldstream.job.tools.records import RecordReader, group_by_stream
 from foldstream.job.tools.tables import print_summary
 from foldstream.operators.stages.aggregator import COMPARE
 from foldstream.operators.records.outputs import (
-    AlarmRecord, ComparisonRecord, DriftRecord, MeasuresRecord, OutputRecord, SummaryRecord,
-    VerdictRecord
+    AlarmRecord, ComparisonRecord, DriftEvaluationRecord, DriftRecord, MeasuresRecord,
+    OutputRecord, SummaryRecord, VerdictRecord
 )
 from foldstream.operators.records.reading import as_typed
 from foldstream.operators.records.base import Record
@@ -45,6 +45,7 @@ class Summary:
 
     summaries: list[SummaryRecord] = field(default_factory=list)
     last_comparisons: dict[str, list[ComparisonRecord]] = field(default_factory=dict)
+    drift_evaluations: dict[str, list[Record]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, records: Iterable[Record | OutputRecord]) -> "Summary":
@@ -64,8 +65,13 @@ class Summary:
 
     def take(self, record: Record | OutputRecord) -> None:
         """Note one record (typed, or its JSON object) as it comes: a ``summary``, or a
-        ``comparison`` (the comparisons of each stream's last report are kept)."""
+        ``comparison`` (the comparisons of each stream's last report are kept), or a
+        ``drift_evaluation``."""
         kind = record.TYPE if isinstance(record, OutputRecord) else record.get("type")
+        if kind == DriftEvaluationRecord.TYPE:
+            record = as_typed(record)
+            self.drift_evaluations.setdefault(record.stream, []).append(record.as_dict())
+            return
         if kind not in ("comparison", "summary"):
             return
         record = as_typed(record)
@@ -79,7 +85,7 @@ class Summary:
 
     def print(self, console: Console) -> None:
         """The tables on ``console``, as ``foldstream run`` ends (nothing without a summary)."""
-        print_summary(console, self.summaries, self.last_comparisons)
+        print_summary(console, self.summaries, self.last_comparisons, self.drift_evaluations)
 
     def _console(self, width: int, **options: Any):
         console = Console(file=io.StringIO(), width=width, record=True, **options)
@@ -140,6 +146,24 @@ class Results:
                 if (r.TYPE if isinstance(r, OutputRecord) else r.get("type")) == cls.TYPE]
 
     # -- tables
+    def predictions(self, path: str | Path | None = None):
+        """The predictions file of the run (``sink.predictions``) as a pandas DataFrame: one
+        row per example and fold, in stream, position and fold order, with the columns
+        ``stream``, ``position``, ``id``, ``fold``, ``label``, then ``pred.<learner>`` (and
+        ``scores.<learner>``, the class scores in the stream's order of first appearance, when
+        kept) for every learner (docs/predictions.md).
+
+        ``path``: the file to read; default the run's ``sink.predictions``.
+        """
+        if path is None:
+            path = getattr(self.config.sink, "predictions", None) if self.config else None
+        if path is None:
+            raise ValueError("no predictions file: the run had no sink.predictions (give the "
+                             "file's path)")
+        from foldstream.connectors.predictions import read_predictions
+
+        return read_predictions(path)
+
     def measures(self, measure: str | Sequence[str] | None = None):
         """The ``measures`` records as a tidy table: one row per stream, position, learner and
         measure.
@@ -292,6 +316,41 @@ class Results:
         import pandas as pd
 
         return _frame(pd, [_row(r) for r in self._of(DriftRecord)], _columns(DriftRecord), [])
+
+    def drift_evaluation(self):
+        """The ``drift_evaluation`` records as a table: each detector scored against the
+        stream's known changes, beside its two baselines (docs/method.md §19).
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``stream``, ``position`` (the stream's length), ``learner``, ``detector``,
+            ``quantity``, ``of`` (``alarms``: every fold's, pooled; ``drifts``: the consensus
+            drifts), ``folds``, ``window`` (acceptance), ``changes``; then the detector's
+            scores (``alarms``, ``detected``, ``missed``, ``false_alarms``,
+            ``false_alarms_per_10k``, ``precision``, ``recall``, ``f1``, ``delay_mean``,
+            ``delay_median``, ``per_change``: a list of ``{position, detections, detected,
+            delay}``), and the same scores of the baselines prefixed ``periodic_`` and
+            ``random_``; empty for a run without known changes.
+        """
+        import pandas as pd
+
+        head = ["stream", "position", "learner", "detector", "quantity", "of", "folds",
+                "window", "changes"]
+        numeric = ["false_alarms_per_10k", "precision", "recall", "f1", "delay_mean",
+                   "delay_median"]
+        scores = ["alarms", "detected", "missed", "false_alarms", *numeric, "per_change"]
+        rows = []
+        for record in self._of(DriftEvaluationRecord):
+            row = {name: getattr(record, name) for name in head}
+            row.update({name: record.scores[name] for name in scores})
+            for baseline in ("periodic", "random"):
+                row.update({f"{baseline}_{name}": getattr(record, baseline)[name]
+                            for name in scores})
+            rows.append(row)
+        columns = head + scores + [f"{b}_{name}" for b in ("periodic", "random") for name in scores]
+        return _frame(pd, rows, columns, numeric + [f"{b}_{name}" for b in ("periodic", "random")
+                                                    for name in numeric])
 
     def alarms(self):
         """The ``alarm`` records as a table.

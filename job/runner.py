@@ -40,6 +40,7 @@ from foldstream.job.plans import expected_examples, make_plans, open_source, wit
 from foldstream.job.results import Summary
 from foldstream.job.tools import tables
 from foldstream.operators.stages.head import TooManyClasses
+from foldstream.operators.records.predictions import PREDICTIONS
 from foldstream.operators.records.base import Record
 
 #: The signals that stop a run of the command line: Ctrl-C, and what ``kill`` sends.
@@ -196,7 +197,15 @@ def run_configuration(config: Config, source: Iterable | None = None, *, write: 
         elif source is None:
             total = None
 
+        predictions = _open_predictions(config) if write else None
+        if predictions is not None:
+            opened.enter_context(predictions)
+
         def emit(record: Record) -> None:
+            if record["type"] == PREDICTIONS:  # sink.predictions' rows, not a record
+                if predictions is not None:
+                    predictions.write(record)
+                return
             for sink in sinks:
                 sink.write(record)
             outcome.summary.take(record)
@@ -227,6 +236,17 @@ def run_configuration(config: Config, source: Iterable | None = None, *, write: 
         outcome.dead_letter_path = getattr(written_rejected, "path", None)
         outcome.dead_letter_error = getattr(written_rejected, "error", None)
     return outcome
+
+
+def _open_predictions(config: Config):
+    """The predictions sink of ``sink.predictions`` (connectors/predictions.py), or ``None``."""
+    path = getattr(config.sink, "predictions", None)
+    if not path:
+        return None
+    from foldstream.connectors.predictions import PredictionsSink
+
+    return PredictionsSink(path, [learner.name for learner in config.learners],
+                           bool(config.evaluation.scores))
 
 
 def _length(source: Any) -> int | None:

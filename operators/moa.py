@@ -447,6 +447,11 @@ class MoaClassifier:
     """
 
     seed: int | None = None  # (a class default: states pickled before it existed lack it)
+    #: Whether :meth:`run` keeps each predicted example's scores (its votes divided by their
+    #: sum, as MOA's AUC evaluators take them) in :attr:`scores`: set by a learner task when
+    #: a score-based measure is configured.
+    keep_scores: bool = False
+    scores: list[float] | None = None  # the last run's: its examples' rows, one flat list
 
     def __init__(self, model: str, options: str = "", seed_fold: int | None = None,
                  jvm_options: Sequence[str] = (), seed: int | None = None):
@@ -604,12 +609,18 @@ class MoaClassifier:
                 jpype.JArray(jpype.JDouble)(rows.ravel()),
                 jpype.JArray(jpype.JInt)(np.asarray(y[:n], dtype=np.int32)),
                 jpype.JArray(jpype.JInt)(np.asarray(weights[:n], dtype=np.int32)),
-                jpype.JArray(jpype.JBoolean)(np.asarray(predict[:n], dtype=bool)))
+                jpype.JArray(jpype.JBoolean)(np.asarray(predict[:n], dtype=bool)),
+                self.keep_scores)
+            if self.keep_scores:
+                k = len(self.classes)
+                self.scores = np.asarray(learner.scores).tolist() + [0.0] * (k * (len(xs) - n))
         except jpype.JException as error:  # made, grown or handed a batch: Java failed there
             text = java_error(error)
             if "OutOfMemoryError" in str(error.getClass().getName()):
                 self._learner = None  # its heap back to the other replicas
                 text += str(start_jvm().HEAP_HINT)
+            if self.keep_scores:
+                self.scores = [0.0] * (len(self.classes) * len(xs))
             return [-1] * len(xs), (0, "predict", error_text(_as_error(text)))
         pred = np.asarray(out).tolist() + [-1] * (len(xs) - n)
         if learner.errorIndex >= 0:
@@ -646,6 +657,7 @@ class MoaClassifier:
     # -- pickling: Java serialisation ---------------------------------------------------------
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
+        state.pop("scores", None)  # the last batch's: not state
         state["_learner"] = None if self._learner is None else bytes(self._learner.toBytes())
         return state
 

@@ -56,6 +56,21 @@ def test_byte_identical_across_runs_and_batch_sizes(mode, window):
     assert run_bytes(config(*base, "evaluation.seed=2")) != reference
 
 
+@pytest.mark.parametrize("window", ["{kind: sliding, size: 300}", "{kind: adwin, delta: 0.002}",
+                                    "{kind: cumulative}"])
+def test_auc_is_byte_identical_across_batch_sizes_and_compared_across_folds(window):
+    """The kept scores and the AUC windows cut at any batch boundary give the same records."""
+    base = ["source.limit=900", "evaluation.mode=cv", "evaluation.folds=3",
+            f"evaluation.window={window}", "evaluation.report_every=250",
+            "evaluation.scores=[auc]", "evaluation.compare=[accuracy, auc]"]
+    reference = run_bytes(config(*base, "engine.batch_size=500"))
+    measures = [json.loads(r) for r in reference if r.startswith('{"schema":1,"type":"measures"')]
+    assert measures and all(0.0 < m["values"]["auc"]["mean"] <= 1.0 for m in measures)
+    assert any(r.startswith('{"schema":1,"type":"comparison"') and '"measure":"auc"' in r
+               for r in reference)
+    assert run_bytes(config(*base, "engine.batch_size=7")) == reference
+
+
 class RecordingLearner:
     """Stands in for a river model and records the weight of every training call."""
 

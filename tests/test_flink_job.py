@@ -60,7 +60,16 @@ def test_fold_routes_land_where_flink_sends_them():
      ("evaluation.verdicts.enabled=true", "evaluation.prequential=false",
       "learners=[{name: ht, model: river.tree.HoeffdingTreeClassifier}, "
       "{name: prior, model: river.dummy.PriorClassifier}]")),
-], ids=["bootstrap-fold", "cv-learner_fold", "verdicts-holdout"])
+    # the kept class scores cross operators, and the AUC windows live in keyed state
+    ("cv", "{kind: sliding, size: 500}", "learner_fold",
+     ("evaluation.scores=[auc]", "evaluation.compare=[accuracy, auc]")),
+    # detectors on a windowed measure (docs/method.md §7), with consensus drift (§16)
+    ("cv", "{kind: adwin, delta: 0.002}", "fold",
+     ("evaluation.alarms.quantity=kappa", "evaluation.alarms.window=50",
+      "evaluation.alarms.page_hinkley={mode: down, threshold: 2}",
+      "evaluation.alarms.consensus={window: 500}", "source.drifts=[1000, 2000]")),
+], ids=["bootstrap-fold", "cv-learner_fold", "verdicts-holdout", "auc-learner_fold",
+      "alarms-on-kappa"])
 def test_flink_at_parallelism_2_writes_the_records_of_the_in_process_engine(elec_path, mode, window,
                                                                            keying, extra):
     from foldstream.job.engines.flink import run as flink_run
@@ -74,8 +83,13 @@ def test_flink_at_parallelism_2_writes_the_records_of_the_in_process_engine(elec
     records, rejected = [], []
     flink_run.run(cfg, records.append, rejected.append)
     assert comparable(records) == comparable(reference)
-    if extra:
+    if "evaluation.verdicts.enabled=true" in extra:
         assert any(r["type"] == "verdict" for r in reference)
+    if "evaluation.scores=[auc]" in extra:
+        assert all("auc" in r["values"] for r in reference if r["type"] == "measures")
+    if "evaluation.alarms.quantity=kappa" in extra:
+        assert any(r["type"] == "drift" and r["quantity"] == "kappa" for r in reference)
+        assert sum(r["type"] == "drift_evaluation" for r in reference) == 2 * 2 * 2
     assert sum(r["type"] == "measures" for r in records) == 2 * 6
     summaries = [r for r in records if r["type"] == "summary"]
     assert len(summaries) == 1 and summaries[0]["position"] == 3000 and not rejected

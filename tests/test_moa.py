@@ -157,23 +157,26 @@ def test_moa_and_river_side_by_side():
     assert len(results.comparisons()) > 0
 
 
-def _moa_task(arff: Path, learner: str, out: Path) -> dict[str, float]:
+def _moa_rows(arff: Path, learner: str, out: Path,
+              evaluator: str = "WindowClassificationPerformanceEvaluator -w 1000") -> list[dict]:
+    """MOA's own EvaluatePrequential of ``learner`` on ``arff``, a row every 1000 examples."""
     subprocess.run(["java", "-Xmx1g", "-cp", str(ensure_moa_jar()), "moa.DoTask",
                     f"EvaluatePrequential -l {learner} -s (ArffFileStream -f {arff}) "
-                    f"-e (WindowClassificationPerformanceEvaluator -w 1000) -f 1000 -d {out}"],
+                    f"-e ({evaluator}) -f 1000 -d {out}"],
                    check=True, capture_output=True)
-    rows = list(csv.DictReader(out.open()))
-    last = rows[-1]
+    return list(csv.DictReader(out.open()))
+
+
+def _moa_task(arff: Path, learner: str, out: Path) -> dict[str, float]:
+    last = _moa_rows(arff, learner, out)[-1]
     return {"accuracy": float(last["classifications correct (percent)"]) / 100,
             "kappa": float(last["Kappa Statistic (percent)"]) / 100,
             "kappa_m": float(last["Kappa M Statistic (percent)"]) / 100}
 
 
-@pytest.mark.slow
-def test_equal_to_moas_evaluate_prequential(tmp_path, elec_path):
-    """All of Electricity, single mode, a sliding window of 1000: the last report of MOA's
-    learners through foldstream equals MOA's own task. The ARFF lists the classes in the order
-    foldstream codes them (first appearance: 1, then 0), so MOA's class indices agree."""
+def _elec_arff(elec_path: Path, tmp_path: Path) -> tuple[Path, int]:
+    """Electricity as an ARFF whose classes are listed in the order foldstream codes them
+    (first appearance: 1, then 0), so MOA's class indices agree; and its number of rows."""
     rows = list(csv.reader(gzip.open(elec_path, "rt")))
     header, data = rows[0], rows[1:]
     classes = list(dict.fromkeys(r[-1] for r in data))
@@ -184,6 +187,15 @@ def test_equal_to_moas_evaluate_prequential(tmp_path, elec_path):
         fh.writelines(f"@attribute {name} numeric\n" for name in header[:-1])
         fh.write(f"@attribute {header[-1]} {{{','.join(classes)}}}\n@data\n")
         fh.writelines(",".join(r) + "\n" for r in data)
+    return arff, len(data)
+
+
+@pytest.mark.slow
+def test_equal_to_moas_evaluate_prequential(tmp_path, elec_path):
+    """All of Electricity, single mode, a sliding window of 1000: the last report of MOA's
+    learners through foldstream equals MOA's own task."""
+    arff, n = _elec_arff(elec_path, tmp_path)
+    data = range(n)
     learners = {"ht": "trees.HoeffdingTree", "nb": "bayes.NaiveBayes"}
     results = foldstream.evaluate(str(elec_path), {k: moa(v) for k, v in learners.items()},
                                   mode="single", window={"kind": "sliding", "size": 1000})
@@ -194,6 +206,61 @@ def test_equal_to_moas_evaluate_prequential(tmp_path, elec_path):
         got = last[last.learner == name].set_index("measure")["mean"]
         for measure, value in want.items():
             assert abs(got[measure] - value) <= 1e-9, (name, measure, got[measure], value)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("window,evaluator", [
+    ({"kind": "sliding", "size": 1000}, "WindowAUCImbalancedPerformanceEvaluator -w 1000"),
+    ({"kind": "cumulative"}, "BasicAUCImbalancedPerformanceEvaluator -a"),
+], ids=["window", "cumulative"])
+def test_auc_equal_to_moas_auc_evaluators(tmp_path, elec_path, window, evaluator):
+    """All of Electricity, single mode: the AUC of MOA's learners through foldstream at the
+    last report equals that of MOA's own EvaluatePrequential with its AUC evaluator. MOA's
+    positive class is its class index 1, the label "0" (foldstream's code 1)."""
+    arff, n = _elec_arff(elec_path, tmp_path)
+    learners = {"ht": "trees.HoeffdingTree", "nb": "bayes.NaiveBayes"}
+    results = foldstream.evaluate(str(elec_path), {k: moa(v) for k, v in learners.items()},
+                                  mode="single", window=window, scores=["auc"],
+                                  positive_class="0")
+    measures = results.measures()
+    last = measures[(measures.position == n) & (measures.measure == "auc")]
+    for name, learner in learners.items():
+        rows = _moa_rows(arff, learner, tmp_path / f"{name}.csv", evaluator)
+        assert int(float(rows[-1]["learning evaluation instances"])) == n
+        want = float(rows[-1]["AUC"])
+        got = float(last[last.learner == name]["mean"].iloc[0])
+        assert abs(got - want) <= 1e-9, (name, got, want)
+
+
+@pytest.mark.slow
+def test_holdout_equal_to_moas_evaluate_periodic_held_out_test(tmp_path, elec_path):
+    """evaluation.holdout (operators/holdout.py) on all of Electricity, single mode: every
+    test's accuracy and kappa equal MOA's own EvaluatePeriodicHeldOutTest (its default
+    evaluator) to 1e-9, with a cached test set (-c) of the first 5,000 examples and a test every
+    4,000 training examples, for MOA's naive Bayes: the same tests, of the same models, on the
+    same examples. kappa_m and kappa_per differ slightly by definition, not by protocol: MOA's
+    evaluator counts the current example's label in its majority baseline and starts its
+    no-change baseline at class 0, where foldstream's majority is the window's before the
+    example and the first example has no predecessor (docs/method.md §3)."""
+    arff, examples = _elec_arff(elec_path, tmp_path)
+    out = tmp_path / "moa.csv"
+    subprocess.run(["java", "-Xmx1g", "-cp", str(ensure_moa_jar()), "moa.DoTask",
+                    f"EvaluatePeriodicHeldOutTest -l bayes.NaiveBayes -s (ArffFileStream -f "
+                    f"{arff}) -n 5000 -f 4000 -c -d {out}"], check=True, capture_output=True)
+    want = {int(float(row["evaluation instances"])): row for row in csv.DictReader(out.open())}
+    results = foldstream.evaluate(str(elec_path), {"nb": moa("bayes.NaiveBayes")},
+                                  mode="single", holdout={"size": 5000, "every": 4000})
+    got = {r["position"]: r["values"] for r in results.records if r["type"] == "holdout"}
+    assert sorted(want) == list(range(4000, examples - 5000 + 1, 4000)) == sorted(got)
+    names = {"accuracy": ("classifications correct (percent)", 1e-9),
+             "kappa": ("Kappa Statistic (percent)", 1e-9),
+             "kappa_m": ("Kappa M Statistic (percent)", 0.01),
+             "kappa_per": ("Kappa Temporal Statistic (percent)", 0.01)}
+    for position, row in want.items():
+        for measure, (column, tolerance) in names.items():
+            value = float(row[column]) / 100
+            assert abs(got[position][measure]["mean"] - value) <= tolerance, \
+                (position, measure, got[position][measure]["mean"], value)
 
 
 def test_delayed_labels_reach_a_moa_learner():

@@ -21,6 +21,7 @@ from foldstream.job.plans import make_plans, open_source
 from foldstream.job.tools.records import RecordError, RecordReader, RecordSource, read_records
 from foldstream.job.tools.schema import SCHEMA_RESOURCE, load_schema, schema_text, \
     validate_record
+from foldstream.operators.stats.auc import SCORE_MEASURES
 from foldstream.operators.stats.measures import MEASURES
 from foldstream.operators.stats.normalization import NORMALIZABLE
 
@@ -79,7 +80,7 @@ def test_the_committed_schema_is_what_the_record_classes_generate():
 def test_the_schema_names_every_measure_the_engine_computes():
     values = load_schema()["$defs"]["values"]
     assert tuple(values["required"]) == MEASURES
-    assert set(values["properties"]) == set(MEASURES)
+    assert set(values["properties"]) == set(MEASURES + SCORE_MEASURES)
     norm = next(p for p in values["patternProperties"] if p.startswith("^norm_"))
     assert set(norm.removeprefix("^norm_(").removesuffix(")$").split("|")) == set(NORMALIZABLE)
 

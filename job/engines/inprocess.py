@@ -51,12 +51,17 @@ class StreamStages:
         self.tasks = [[p.learner_task(l, f) for l in range(len(p.learners))] for f in range(p.folds)]
         self.evaluators = [p.fold_evaluator(s, f) for f in range(p.folds)]
         self.aggregator = p.aggregator(s)
+        self.holdout = p.holdout_scorer(s)
 
     def through_folds(self, fold_batches: list) -> list[Record]:
         """The records of fold batches passed through the learner tasks, the evaluators and
         the aggregator, in order."""
         records: list[Record] = []
         for fold_batch in fold_batches:
+            if getattr(fold_batch, "holdout", False):  # the held-out test set: scored apart
+                for task in self.tasks[fold_batch.fold]:
+                    records.extend(self.holdout.add(task.process(fold_batch)))
+                continue
             evaluator = self.evaluators[fold_batch.fold]
             for task in self.tasks[fold_batch.fold]:
                 for report in evaluator.add(task.process(fold_batch)):

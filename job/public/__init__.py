@@ -1,12 +1,12 @@
 """foldstream: k-fold evaluation of streaming classifiers while they learn.
 
 This folder (``job/public/``) is installed as the top-level package ``foldstream``; it holds
-nothing but the public surface of the Python API, defined in ``job/api.py`` and
-``job/results.py``:
+nothing but the public surface of the Python API, defined in ``job/api.py``,
+``job/results.py`` and ``job/tools/benchmark/outputs.py``:
 
 >>> import foldstream
 >>> sorted(foldstream.__all__)
-['ConfigError', 'LearnerSpec', 'Results', 'Summary', 'evaluate', 'moa']
+['BenchmarkResults', 'ConfigError', 'LearnerSpec', 'Results', 'Summary', 'benchmark', 'evaluate', 'moa']
 
 The names are imported when first used (PEP 562), not when the package is: every module of
 the project is ``foldstream.*``, so an eager import here made the command line and each Flink
@@ -31,6 +31,8 @@ from importlib import import_module
 
 _HOMES = {
     "evaluate": "foldstream.job.api",
+    "benchmark": "foldstream.job.api",
+    "BenchmarkResults": "foldstream.job.tools.benchmark.outputs",
     "Results": "foldstream.job.results",
     "Summary": "foldstream.job.results",
     "ConfigError": "foldstream.job.config",

@@ -13,7 +13,8 @@ rule for Ctrl-C and SIGTERM of every command that runs until stopped: it imports
 never imports an engine. Two
 commands run things rather than read records, and so may import more: ``cluster.py`` (``foldstream cluster``, ``submit``,
 ``jobs``, ``stop``) drives a Flink cluster through :mod:`foldstream.job.engines.flink`;
-``experiment`` runs many configurations through :mod:`foldstream.job.runner`.
+``experiment`` and ``benchmark`` run many configurations through
+:mod:`foldstream.job.runner`.
 
 Imports (the rule tests/test_layers.py checks)::
 
@@ -24,4 +25,5 @@ Imports (the rule tests/test_layers.py checks)::
     never imports:  pyflink
     cluster may also import:     foldstream.job.engines.flink
     experiment may also import:  foldstream.job.runner
+    benchmark may also import:   foldstream.job.runner
 """

@@ -32,7 +32,8 @@ from foldstream.job.tools.plot import DEFAULT_MEASURES, DPI, stream_figures
 from foldstream.job.tools.plot import bounded_learners, check_learner_count
 from foldstream.job.tools.records import RecordError, RecordReader, StreamRecords, \
     describe_window, group_by_stream
-from foldstream.job.tools.tables import SUMMARY_MEASURES, fmt, fmt_p
+from foldstream.job.tools.tables import DRIFT_EVALUATION_COLUMNS, SUMMARY_MEASURES, \
+    drift_evaluation_row, fmt, fmt_p
 from foldstream.operators.stages.aggregator import VERDICT_MEASURE
 from foldstream.operators.records.outputs import OutputRecord, SummaryRecord, VerdictRecord
 from foldstream.operators.records.reading import as_typed
@@ -55,6 +56,7 @@ class StreamFacts:
     counts: Counter = field(default_factory=Counter)  # records by type
     summary: SummaryRecord | None = None
     verdicts: list[VerdictRecord] = field(default_factory=list)  # `verdict` records (changes)
+    drift_evaluations: list[Any] = field(default_factory=list)  # their JSON objects (§19)
     rejected: int = 0
 
 
@@ -84,7 +86,7 @@ def gather(records: Iterable[Any], source: str = "", skipped: int = 0) -> RunFac
     ...                  "learner": "a", "fold": 0, "detector": "adwin", "quantity": "loss"},
     ...                 {"schema": 1, "type": "mystery"}])
     >>> facts.facts["s"].counts["alarm"], facts.invalid
-    (1, ["mystery record: unknown type 'mystery'; expected one of measures, comparison, verdict, ranking, alarm, drift, learner_error, rejected, summary, part"])
+    (1, ["mystery record: unknown type 'mystery'; expected one of measures, comparison, verdict, ranking, alarm, drift, drift_evaluation, learner_error, rejected, summary, part"])
     """
     facts: dict[str, StreamFacts] = {}
     configs: list[Any] = []
@@ -111,6 +113,8 @@ def gather(records: Iterable[Any], source: str = "", skipped: int = 0) -> RunFac
             stream.summary = record
         elif isinstance(record, VerdictRecord):
             stream.verdicts.append(record)
+        elif record.TYPE == "drift_evaluation":
+            stream.drift_evaluations.append(record.as_dict())
         elif record.TYPE == "rejected":
             stream.rejected += 1
     streams = group_by_stream(good)
@@ -308,6 +312,20 @@ def _drifts_section(data: StreamRecords) -> str:
                                           f"changes that enough folds alarmed on together")
 
 
+def _drift_evaluation_section(facts: StreamFacts) -> str:
+    """The detectors scored against the stream's known changes (docs/method.md §19), beside
+    the F1 of the baselines with the same alarms: the compact numeric table."""
+    if not facts.drift_evaluations:
+        return ""
+    first = facts.drift_evaluations[0]
+    rows = [[_e(cell) for cell in drift_evaluation_row(r)] for r in facts.drift_evaluations]
+    return "<h3>Detectors against the known changes</h3>" + _table(
+        DRIFT_EVALUATION_COLUMNS, rows, numeric=range(3, len(DRIFT_EVALUATION_COLUMNS)),
+        caption=f"known changes at {', '.join(f'{c:,}' for c in first['changes'])}; an alarm "
+                f"within {first['window']:,} examples after a change detects it; the baselines "
+                f"(periodic, random) raise as many alarms as the detector")
+
+
 def _alarms_section(data: StreamRecords) -> str:
     if not data.alarms:
         return "<p>No drift alarms.</p>"
@@ -386,6 +404,7 @@ def render_html(run: RunFacts, measures: Sequence[str] = DEFAULT_MEASURES,
         out.append(_verdicts_section(data, facts))
         out.append(_ranks_section(data))
         out.append("<h3>Drift alarms</h3>" + _alarms_section(data))
+        out.append(_drift_evaluation_section(facts))
         if facts.rejected:
             out.append(f"<p>{facts.rejected:,} input records were rejected (dead letters).</p>")
         out.append("<h3>Figures</h3>" + _figures_section(data, measures, figures))

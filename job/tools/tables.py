@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, \
@@ -187,10 +188,55 @@ def disagreements(comparisons: Sequence[Record],
             for record, text in zip(comparisons, found) if text]
 
 
+DRIFT_EVALUATION_COLUMNS = ("learner", "detector", "of", "alarms", "found", "delay mean",
+                            "delay median", "false per 10k", "precision", "recall", "F1",
+                            "F1 periodic", "F1 random")
+"""The columns of the compact table of ``drift_evaluation`` records (docs/method.md §19): the
+detector's scores (changes found of those there were, over the folds; mean and median delay;
+false alarms per 10,000 examples; precision, recall, F1), then the F1 of the two baselines with
+its alarm count, beside it."""
+
+
+def drift_evaluation_row(record: Record) -> tuple[str, ...]:
+    """A ``drift_evaluation`` record's row of :data:`DRIFT_EVALUATION_COLUMNS`, as plain text
+    (each renderer escapes it its own way); ``detected`` is of the (fold, change) pairs.
+
+    >>> from foldstream.operators.stats.drifteval import score
+    >>> s = score([[1100, 3000]], [1000], 4000, 500).as_record()
+    >>> drift_evaluation_row({"learner": "nb", "detector": "adwin", "of": "drifts", "folds": 1,
+    ...                       "changes": [1000], "scores": s, "periodic": s, "random": s})
+    ('nb', 'adwin', 'drifts', '2', '1/1', '100', '100', '2.50', '0.500', '1.000', '0.667', '0.667', '0.667')
+    """
+    s = record["scores"]
+    return (str(record["learner"]), str(record["detector"]), str(record["of"]),
+            str(s["alarms"]), f"{s['detected']}/{record['folds'] * len(record['changes'])}",
+            fmt(s["delay_mean"], 0), fmt(s["delay_median"], 0), fmt(s["false_alarms_per_10k"], 2),
+            fmt(s["precision"]), fmt(s["recall"]), fmt(s["f1"]),
+            fmt(record["periodic"]["f1"]), fmt(record["random"]["f1"]))
+
+
+def drift_evaluation_table(records: Sequence[Record]) -> Table:
+    """The detectors scored against the known changes of a stream (``drift_evaluation``
+    records, their JSON objects), one row each (:func:`drift_evaluation_row`)."""
+    first = records[0]
+    table = Table(title=f"detectors against the known changes {typed(first['changes'])}, "
+                        f"window {first['window']}", title_justify="left", box=box.SIMPLE_HEAD,
+                  collapse_padding=True, pad_edge=False,
+                  caption="baselines: as many alarms as the detector, periodic or random",
+                  caption_justify="left")
+    for column in DRIFT_EVALUATION_COLUMNS:  # the numbers' headings on two lines: narrow
+        table.add_column(column.replace(" ", "\n", 1), justify="left" if column in (
+            "learner", "detector", "of") else "right")
+    for record in records:
+        table.add_row(*map(typed, drift_evaluation_row(record)))
+    return table
+
+
 def print_summary(console: Console, summaries: Sequence[SummaryRecord | Record],
-                  last_comparisons: Mapping[str, Sequence[ComparisonRecord | Record]]) -> None:
-    """The final tables of the ``summary`` records and each stream's last ``comparison``
-    records (typed, or their JSON objects)."""
+                  last_comparisons: Mapping[str, Sequence[ComparisonRecord | Record]],
+                  drift_evaluations: Mapping[str, Sequence[Record]] | None = None) -> None:
+    """The final tables of the ``summary`` records, each stream's last ``comparison``
+    records (typed, or their JSON objects) and its ``drift_evaluation`` records (JSON)."""
     for summary in map(as_typed, summaries):
         console.print(measures_table(summary))
         comparisons = [as_typed(c).as_dict() for c in last_comparisons.get(summary.stream, [])]
@@ -199,6 +245,9 @@ def print_summary(console: Console, summaries: Sequence[SummaryRecord | Record],
             console.print(comparisons_table(comparisons, measures))
             for sentence in disagreements(comparisons, measures):
                 console.print(typed(sentence))
+        scored = (drift_evaluations or {}).get(summary.stream)
+        if scored:
+            console.print(drift_evaluation_table(scored))
         console.print(typed(
             f"{summary.examples_read} records read, {summary.examples_rejected} rejected, "
             f"{summary.wall_time_s:.1f} s ({summary.examples_per_second or 0:.0f} examples/s)"

@@ -88,6 +88,8 @@ class FoldBatch:
     classes: list[Label]
     lags: list[tuple[Label, ...]] | None = None
     final: bool = False
+    keys: list[int | str] | None = None  # the examples' ids, when predictions are kept
+    holdout: bool = False  # the held-out test set (operators/stages/holdout.py): scored, not learned
 
     def __len__(self) -> int:
         return len(self.y)
@@ -100,7 +102,11 @@ class PredictionBatch:
     ``scored[i]`` says whether the fold scores example ``i`` (always in prequential mode; only the
     examples it does not train on in holdout mode). ``error`` is set on the one batch where the
     learner replica raised: ``(position, phase, "Type: message")`` (see
-    :class:`~foldstream.operators.stages.learner.LearnerTask`).
+    :class:`~foldstream.operators.stages.learner.LearnerTask`). ``scores`` is kept only when a
+    score-based measure is configured (``evaluation.scores``): per example, the learner's score
+    for each class code (0.0 where it gave none, and for examples not predicted), example after
+    example in one flat list (``len(classes)`` values each: one list converts to an array at
+    a third of the cost of a list of rows).
     """
 
     stream: str
@@ -115,6 +121,8 @@ class PredictionBatch:
     classes: list[Label]
     final: bool = False
     error: tuple[int, str, str] | None = None
+    scores: list[float] | None = None
+    keys: list[int | str] | None = None  # the examples' ids, when predictions are kept
 
     def __len__(self) -> int:
         return len(self.y)
@@ -187,6 +195,23 @@ class FoldReport:
     losses: FoldLosses | None = None
     errors: list[tuple[int, str, str, str]] = field(default_factory=list)
     delay: DelayCounts | None = None  # delayed labels only (docs/method.md §13)
+    predictions: "FoldPredictions | None" = None  # sink.predictions: the examples since the last report
+
+
+@dataclass(slots=True)
+class FoldPredictions:
+    """A fold's examples since its previous report, for ``sink.predictions``: each one's
+    position, id and true class code, and every learner's predicted code (-1: none, or not
+    predicted) and, when kept, class scores (one flat list, ``len(classes)`` values an example,
+    the classes as they were at its batch: ``widths`` gives each example's)."""
+
+    positions: list[int] = field(default_factory=list)
+    keys: list[int | str] = field(default_factory=list)
+    y: list[int] = field(default_factory=list)
+    preds: dict[str, list[int]] = field(default_factory=dict)
+    scores: dict[str, list[float]] | None = None
+    widths: list[int] = field(default_factory=list)
+    classes: list[Label] = field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -42,6 +42,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar
 
+from foldstream.operators.stats.auc import SCORE_MEASURES
 from foldstream.operators.stats.measures import MEASURES, positive_code
 from foldstream.operators.stats.normalization import NORMALIZABLE
 from foldstream.operators.records.base import (
@@ -145,10 +146,11 @@ SHARED_DEFS: dict[str, Any] = {
     "values": {
         "type": "object",
         "description": "Every scalar measure of docs/method.md §5, then `recall[<label>]` for "
-                       "every class of the stream, then `norm_<measure>` for every measure of "
-                       "`evaluation.normalize`.",
+                       "every class of the stream, then every score-based measure of "
+                       "`evaluation.scores` (`auc`, docs/method.md §18), then `norm_<measure>` "
+                       "for every measure of `evaluation.normalize`.",
         "required": list(MEASURES),
-        "properties": {m: _MEASURE_VALUE for m in MEASURES},
+        "properties": {m: _MEASURE_VALUE for m in MEASURES + SCORE_MEASURES},
         "patternProperties": {
             r"^recall\[.*\]$": _MEASURE_VALUE,
             f"^norm_({'|'.join(NORMALIZABLE)})$": _MEASURE_VALUE},
@@ -249,6 +251,21 @@ def _json_value(value: Any) -> Any:
     return value
 
 
+def measure_values(fold_values: Mapping[str, Sequence[float | None]]) -> dict[str, dict]:
+    """The ``values`` of a ``measures`` or ``holdout`` record: each measure's mean and standard
+    deviation over the folds (:func:`~foldstream.operators.stats.significance.mean_std`) beside the fold
+    values (kept as given).
+
+    >>> measure_values({"accuracy": [0.5, 1.0]})["accuracy"]["mean"]
+    0.75
+    """
+    values = {}
+    for measure, per_fold in fold_values.items():
+        mean, std = mean_std(per_fold)
+        values[measure] = {"mean": mean, "std": std, "folds": per_fold}
+    return values
+
+
 @dataclass(slots=True, kw_only=True)
 class MeasuresRecord(OutputRecord):
     """One per learner at every reporting position: the windowed measures over the folds."""
@@ -323,10 +340,7 @@ class MeasuresRecord(OutputRecord):
         >>> "normalization" in record.as_dict(), "labelled" in record.as_dict()
         (False, False)
         """
-        values = {}
-        for measure, per_fold in fold_values.items():
-            mean, std = mean_std(per_fold)
-            values[measure] = {"mean": mean, "std": std, "folds": per_fold}
+        values = measure_values(fold_values)
         norm = ({key: [counts[key] for counts in normalization]
                  for key in cls.NORMALIZATION_FIELDS} if normalization else None)
         more = {} if delay is None else dict(
@@ -359,6 +373,50 @@ class MeasuresRecord(OutputRecord):
         """Where the report stands: ``(position, labelled)`` (several reports of a delayed
         stream share a position)."""
         return self.position, self.labelled or 0
+
+
+@dataclass(slots=True, kw_only=True)
+class HoldoutRecord(OutputRecord):
+    """One per learner at every test of the periodic held-out evaluation (evaluation.holdout,
+    docs/method.md §20): each fold's measures over the whole held-out test set (the stream's
+    first test_size examples, never trained on), scored from scratch after position training
+    examples, with their mean and standard deviation over the folds.
+
+    >>> HoldoutRecord.of_folds(stream="s", position=1000, learner="nb", mode="single",
+    ...     prequential=True, folds=1, test_size=500,
+    ...     fold_values={"accuracy": [0.75]}).as_dict()["values"]
+    {'accuracy': {'mean': 0.75, 'std': None, 'folds': [0.75]}}
+    """
+
+    TYPE: ClassVar[str] = "holdout"
+    stream: str = _stream()
+    position: int = spec(
+        _INT0, description="Training examples of the stream so far (the test set's are not "
+                           "counted): the test comes after every evaluation.holdout.every "
+                           "of them.")
+    learner: str = spec(_ref("name"))
+    mode: str = spec({"enum": list(MODES)})
+    prequential: bool = spec({"type": "boolean"})
+    folds: int = spec({"type": "integer", "minimum": 1, "description": "k"})
+    test_size: int = spec({"type": "integer", "minimum": 1},
+                          description="Examples in the held-out test set.")
+    values: dict[str, dict[str, Any]] = spec(_ref("values"))
+
+    @classmethod
+    def of_folds(cls, *, stream: str, position: int, learner: str, mode: str,
+                 prequential: bool, folds: int, test_size: int,
+                 fold_values: Mapping[str, Sequence[float | None]]) -> "HoldoutRecord":
+        """One learner's test from each measure's value on every fold (as
+        :meth:`MeasuresRecord.of_folds`)."""
+        return cls(stream=stream, position=position, learner=learner, mode=mode,
+                   prequential=prequential, folds=folds, test_size=test_size,
+                   values=measure_values(fold_values))
+
+    def value(self, measure: str) -> MeasureValue | None:
+        """A measure's mean, standard deviation and fold values (``None``: not reported)."""
+        value = self.values.get(measure)
+        return None if value is None else MeasureValue(value["mean"], value["std"],
+                                                        value["folds"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -512,7 +570,7 @@ class VerdictRecord(OutputRecord):
                                description="Scope regime: the number of the segment.")
 
     @classmethod
-    def _build(cls, record: Mapping[str, Any]) -> "VerdictRecord":
+    def build(cls, record: Mapping[str, Any]) -> "VerdictRecord":
         return cls(**{name: record[name] for name, *_ in cls.layout() if name in record})
 
     @property
@@ -544,7 +602,7 @@ class RankingRecord(OutputRecord):
 
 
 _DETECTOR = {"enum": list(DETECTORS)}
-_QUANTITY = {"enum": ["loss"]}
+_QUANTITY = {"enum": ["loss", *MEASURES]}
 
 
 @dataclass(slots=True, kw_only=True)
@@ -579,6 +637,60 @@ class DriftRecord(OutputRecord):
     quantity: str = spec(_QUANTITY)
     folds: list[int] = spec({"type": "array", "minItems": 1, "items": _INT0})
     first: int = spec(_ref("position"))
+
+
+_DRIFT_SCORES = _obj({
+    "alarms": _INT0, "detected": _INT0, "missed": _INT0, "false_alarms": _INT0,
+    "false_alarms_per_10k": _ref("number"), "precision": _ref("probability"),
+    "recall": _ref("probability"), "f1": _ref("probability"),
+    "delay_mean": _ref("number"), "delay_median": _ref("number"),
+    "per_change": {"type": "array", "items": _obj({
+        "position": _ref("position"), "detections": _INT0, "detected": _INT0,
+        "delay": _ref("number")})},
+}, description="Scores of alarm sequences against the known changes (docs/method.md §19): "
+               "detected changes / alarms (precision), / changes (recall), their F1, false "
+               "alarms (every alarm but a change's first accepted one) per 10,000 examples, "
+               "the delays of the detections, and per change its accepted alarms, the folds "
+               "that detected it and their mean delay.")
+
+
+@dataclass(slots=True, kw_only=True)
+class DriftEvaluationRecord(OutputRecord):
+    """A detector's alarms (of: alarms, every fold's, pooled) or consensus drifts (of: drifts)
+    of one learner scored against the stream's known changes (docs/method.md §19), beside two
+    baselines with the same number of alarms, periodic and random; written once, at the end
+    of a stream that declares its changes.
+
+    >>> from foldstream.operators.records.reading import parse_record
+    >>> from foldstream.operators.stats.drifteval import score
+    >>> s = score([[1100]], [1000], 2000, 500).as_record()
+    >>> r = DriftEvaluationRecord(stream="s", position=2000, learner="ht", detector="adwin",
+    ...                           quantity="loss", of="drifts", folds=1, window=500,
+    ...                           changes=[1000], scores=s, periodic=s, random=s)
+    >>> r.as_dict()["scores"]["f1"], parse_record(r.as_dict()).as_dict() == r.as_dict()
+    (1.0, True)
+    """
+
+    TYPE: ClassVar[str] = "drift_evaluation"
+    stream: str = _stream()
+    position: int = _position(description="The stream's last position, its length.")
+    learner: str = spec(_ref("name"))
+    detector: str = spec(_DETECTOR)
+    quantity: str = spec(_QUANTITY)
+    of: str = spec({"enum": ["alarms", "drifts"]},
+                   description="alarms: every fold's alarms, pooled; drifts: the consensus "
+                               "drifts (§16).")
+    folds: int = spec({"type": "integer", "minimum": 1},
+                      description="The alarm sequences pooled: k for alarms, 1 for drifts.")
+    window: int = spec({"type": "integer", "minimum": 1},
+                       description="The acceptance window, in examples.")
+    changes: list[int] = spec({"type": "array", "items": _ref("position")},
+                              description="The known changes scored (those within the stream).")
+    scores: dict[str, Any] = spec(_DRIFT_SCORES, description="The detector's.")
+    periodic: dict[str, Any] = spec(_DRIFT_SCORES, description="A periodic detector's with the "
+                                                               "same alarms per sequence.")
+    random: dict[str, Any] = spec(_DRIFT_SCORES, description="A random detector's (seeded) "
+                                                             "with the same alarms per sequence.")
 
 
 @dataclass(slots=True, kw_only=True)
@@ -699,9 +811,9 @@ class SummaryRecord(OutputRecord):
                    positive_class_not_seen=unseen)
 
     @classmethod
-    def _build(cls, record: Mapping[str, Any]) -> "SummaryRecord":
-        summary = super(SummaryRecord, cls)._build(record)
-        summary.measures = [MeasuresRecord._build(m) for m in summary.measures]
+    def build(cls, record: Mapping[str, Any]) -> "SummaryRecord":
+        summary = super(SummaryRecord, cls).build(record)
+        summary.measures = [MeasuresRecord.build(m) for m in summary.measures]
         return summary
 
 
@@ -734,13 +846,14 @@ class PartRecord(OutputRecord):
 
 RECORD_CLASSES: dict[str, type[OutputRecord]] = {cls.TYPE: cls for cls in (
     MeasuresRecord, ComparisonRecord, VerdictRecord, RankingRecord, AlarmRecord, DriftRecord,
-    LearnerErrorRecord, RejectedRecord, SummaryRecord, PartRecord)}
+    DriftEvaluationRecord, LearnerErrorRecord, RejectedRecord, SummaryRecord, PartRecord,
+    HoldoutRecord)}
 """Every record type, by its ``type``, in the schema's order (``measures`` first)."""
 
 RECORD_TYPES = tuple(RECORD_CLASSES)
 
 
-__all__ = ["AlarmRecord", "ComparisonRecord", "DriftRecord", "INT_MAX", "LearnerErrorRecord",
-           "Live", "MeasureValue", "MeasuresRecord", "OutputRecord", "PartRecord",
-           "RECORD_CLASSES", "RECORD_TYPES", "RankingRecord", "RecordError", "RejectedRecord",
-           "SummaryRecord", "VerdictRecord"]
+__all__ = ["AlarmRecord", "ComparisonRecord", "DriftEvaluationRecord", "DriftRecord", "INT_MAX",
+           "HoldoutRecord", "LearnerErrorRecord", "Live", "MeasureValue", "MeasuresRecord",
+           "OutputRecord", "PartRecord", "RECORD_CLASSES", "RECORD_TYPES", "RankingRecord",
+           "RecordError", "RejectedRecord", "SummaryRecord", "VerdictRecord"]

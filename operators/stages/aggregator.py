@@ -47,11 +47,13 @@ import numpy as np
 
 from foldstream.operators.stats import significance as stats
 from foldstream.operators.stats.consensus import Consensus
+from foldstream.operators.stats.drifteval import DriftScoring, periodic_alarms, random_alarms, score
 from foldstream.operators.records.outputs import (
-    AlarmRecord, ComparisonRecord, DriftRecord, LearnerErrorRecord, MeasuresRecord, RankingRecord,
-    VerdictRecord
+    AlarmRecord, ComparisonRecord, DriftEvaluationRecord, DriftRecord, LearnerErrorRecord,
+    MeasuresRecord, RankingRecord, VerdictRecord
 )
 from foldstream.operators.stages.messages import Alarm, FoldError
+from foldstream.operators.records.predictions import predictions_record
 from foldstream.operators.records.base import FoldReport, pair_key, unpack_bits
 from foldstream.operators.stats.sequential import (
     UNDECIDED, PairSequence, RegimeResult, RegimeSequence, SequentialResult, fold_differences
@@ -110,6 +112,8 @@ class AggregationPlan:
     verdicts: VerdictPlan | None = None  # None: no live verdicts
     per_fold_alarms: bool = True  # False: no `alarm` records (consensus drift still counts them)
     consensus: tuple[int, int] | None = None  # (w, q) of §16; None: no `drift` records
+    # the known changes of the streams (§19); None: no `drift_evaluation` records
+    drift_scoring: DriftScoring | None = None
 
     @property
     def pairs(self) -> list[tuple[str, str]]:
@@ -144,6 +148,10 @@ class Aggregator:
         self._position = 0
         self._consensus = Consensus(plan.folds, *plan.consensus) \
             if plan.consensus is not None else None
+        # known changes (§19): every alarm and drift position, per (learner, detector)
+        self._alarm_log: dict[tuple[str, str], list[list[int]]] = {}
+        self._drift_log: dict[tuple[str, str], list[int]] = {}
+        self._length = 0
 
     def final_measures(self) -> list[dict[str, Any]]:
         """The last ``measures`` record of each learner, in configuration order."""
@@ -166,9 +174,15 @@ class Aggregator:
             reports[report.fold] = report
             if len(reports) == self.plan.folds:
                 del self._pending[at]
-                records = self._records(report.position, [reports[f] for f in range(self.plan.folds)])
-        if len(self._ended) == self.plan.folds and not self._pending:
+                folds = [reports[f] for f in range(self.plan.folds)]
+                records = self._records(report.position, folds)
+                kept = predictions_record(self.stream, report.position, folds, self.plan.learners)
+                if kept is not None:  # sink.predictions: the examples' rows, first
+                    records.insert(0, kept.as_dict())
+        if len(self._ended) == self.plan.folds and not self._pending and not self.finished:
             self.finished = True
+            if self.plan.drift_scoring is not None:
+                records += self._drift_evaluation()
         return records
 
     # ---------------------------------------------------------------------------------------
@@ -184,10 +198,18 @@ class Aggregator:
                         detector=a.detector, quantity=plan.alarm_quantity).as_dict()
             for fold, a in alarms
         ] if plan.per_fold_alarms else []
+        scoring = plan.drift_scoring is not None
+        if scoring:
+            self._length = position
+            for fold, a in alarms:
+                self._alarm_log.setdefault((a.learner, a.detector),
+                                           [[] for _ in range(plan.folds)])[fold].append(a.position)
         if self._consensus is not None:
             for fold, a in alarms:
                 drift = self._consensus.alarm(a.position, a.learner, fold, a.detector)
                 if drift is not None:
+                    if scoring:
+                        self._drift_log.setdefault((a.learner, a.detector), []).append(a.position)
                     records.append(DriftRecord(
                         stream=self.stream, position=a.position, learner=a.learner,
                         detector=a.detector, quantity=plan.alarm_quantity,
@@ -264,6 +286,35 @@ class Aggregator:
                     [per_fold[name][measure] for name in plan.learners], plan.learners, plan.alpha)
                 records.append(RankingRecord(stream=self.stream, position=position,
                                              measure=measure, **ranking).as_dict())
+        return records
+
+    def _drift_evaluation(self) -> list[dict[str, Any]]:
+        """The ``drift_evaluation`` records of the stream, at its end (docs/method.md §19): per
+        learner and detector, the folds' alarms, then the consensus drifts (when on)."""
+        plan, scoring, length = self.plan, self.plan.drift_scoring, self._length
+        records: list[dict[str, Any]] = []
+        if not length:  # nothing was scored
+            return records
+        for name in plan.learners:
+            for detector in scoring.detectors:
+                kinds = [("alarms", self._alarm_log.get((name, detector),
+                                                        [[] for _ in range(plan.folds)]))]
+                if self._consensus is not None:
+                    kinds.append(("drifts", [self._drift_log.get((name, detector), [])]))
+                for of, sequences in kinds:
+                    periodic = [periodic_alarms(len(seq), length) for seq in sequences]
+                    drawn = [random_alarms(len(seq), length, scoring.seed, fold, name, detector,
+                                           of) for fold, seq in enumerate(sequences)]
+                    scored = score(sequences, scoring.changes, length, scoring.window)
+                    records.append(DriftEvaluationRecord(
+                        stream=self.stream, position=length, learner=name, detector=detector,
+                        quantity=plan.alarm_quantity, of=of, folds=len(sequences),
+                        window=scoring.window, changes=[c.position for c in scored.per_change],
+                        scores=scored.as_record(),
+                        periodic=score(periodic, scoring.changes, length,
+                                       scoring.window).as_record(),
+                        random=score(drawn, scoring.changes, length, scoring.window).as_record(),
+                    ).as_dict())
         return records
 
     def _advance_sequences(self, position: int, folds: list[FoldReport]

@@ -23,6 +23,7 @@ from typing import Any, Hashable, NamedTuple
 import numpy as np
 
 from foldstream.operators.stats import detectors, measures, normalization
+from foldstream.operators.stats.auc import WindowAuc
 from foldstream.operators.stats.detectors import Adwin, PageHinkley, fade
 from foldstream.operators.stages.delay import DelayPredictionBatch
 from foldstream.operators.stats.measures import positive_code
@@ -30,8 +31,9 @@ from foldstream.operators.stages.messages import (
     WAITING, Alarm, ArrivalSeen, Expiry, FoldError, HeldArrival, upgrade_held
 )
 from foldstream.operators.records.base import (
-    DelayCounts, FoldLosses, FoldReport, PredictionBatch, pair_key, pack_bits
+    DelayCounts, FoldLosses, FoldPredictions, FoldReport, PredictionBatch, pair_key, pack_bits
 )
+from foldstream.operators.stats.watched import LOSS, WATCH_WINDOW, MeasureWatch, defined
 from foldstream.operators.stats.windows import ADWIN_DELTA, FADING_ALPHA, Window, WindowSpec
 
 REPORT_EVERY = 1000
@@ -66,6 +68,10 @@ class EvalPlan:
     max_matrices: int = normalization.MAX_MATRICES
     pair_window_cap: int = 65_536  # McNemar over an ADWIN window: at most this many examples
     losses: bool = False  # reports carry the per-example losses (live verdicts, docs/method.md §12)
+    scores: tuple[str, ...] = ()  # score-based measures (operators/stats/auc.py), from kept scores
+    predictions: bool = False  # reports carry the examples' predictions (sink.predictions)
+    alarm_quantity: str = LOSS  # what the detectors watch: the 0/1 loss, or a measure (§7)
+    alarm_window: int = WATCH_WINDOW  # the sliding window of a watched measure
 
 
 class _PairCounts:
@@ -155,10 +161,12 @@ class _ReportedAt(NamedTuple):
 class _LearnerState:
     window: Window
     page_hinkley: PageHinkley | None
-    adwin: Adwin | None  # alarm detector, when the window is not an ADWIN window
+    adwin: Adwin | None  # alarm detector, when the window's own ADWIN does not serve
     faded_loss: float = 0.0
+    watch: MeasureWatch | None = None  # the measure the detectors watch (None: the loss)
     wrong: Any = None  # this segment's losses (booleans) and window sizes, for the pairs
     sizes: Any = None
+    auc: WindowAuc | None = None  # evaluation.scores: auc
 
 
 class _Labels:
@@ -210,11 +218,18 @@ class FoldEvaluator:
         spec = plan.window
         self._kind = spec.kind
         self._learners: dict[str, _LearnerState] = {}
+        on_loss = plan.alarm_quantity == LOSS
         for name in plan.learners:
             window = spec.make()
             ph = PageHinkley(**dict(plan.page_hinkley)) if plan.page_hinkley is not None else None
-            alarm_adwin = Adwin(delta=plan.adwin_delta) if plan.adwin_alarms and self._kind != "adwin" else None
-            self._learners[name] = _LearnerState(window, ph, alarm_adwin)
+            # the window's own ADWIN serves as the alarm detector when it watches the loss
+            alarm_adwin = Adwin(delta=plan.adwin_delta) \
+                if plan.adwin_alarms and (self._kind != "adwin" or not on_loss) else None
+            watch = None if on_loss else MeasureWatch(plan.alarm_quantity, plan.alarm_window,
+                                                      plan.positive)
+            self._learners[name] = _LearnerState(
+                window, ph, alarm_adwin, watch=watch,
+                auc=WindowAuc(self._kind != "cumulative") if "auc" in plan.scores else None)
         self._pairs = {
             pair_key(a, b): _Pair(a, b, _PairCounts(self._kind, spec.alpha or 1.0,
                                                     plan.pair_window_cap))
@@ -241,6 +256,15 @@ class FoldEvaluator:
         # where the last report was (or none was needed: nothing arrived yet)
         self._reported_state = _ReportedAt(0, 0)
         self._state_format = STATE_FORMAT
+        self._kept = self._no_predictions()  # sink.predictions: since the last report
+        self._kept_width = 0  # sink.predictions: the classes seen so far
+
+    def _no_predictions(self) -> FoldPredictions | None:
+        if not self.plan.predictions:
+            return None
+        return FoldPredictions(preds={name: [] for name in self.plan.learners},
+                               scores={name: [] for name in self.plan.learners}
+                               if self.plan.scores else None)
 
     def __setstate__(self, state: dict) -> None:
         found = state.get("_state_format", 1)
@@ -260,6 +284,8 @@ class FoldEvaluator:
             state["_reported_state"] = _ReportedAt(0, 0) if reported is None \
                 else _ReportedAt(*reported)
             state["_state_format"] = STATE_FORMAT
+        state.setdefault("_kept", None)  # a state from before sink.predictions: none kept
+        state.setdefault("_kept_width", 0)
         self.__dict__.update(state)
 
     # ---------------------------------------------------------------------------------------
@@ -420,31 +446,66 @@ class FoldEvaluator:
         if not all_scored:
             y, prev = y[at], prev[at]
         preds = {}
+        kept = {} if self.plan.scores else None
         for name in self._learners:
             batch = batches[name]
+            if kept is not None:
+                k = len(first.classes)
+                rows = np.asarray(batch.scores[i0 * k:i1 * k], dtype=np.float64) \
+                    .reshape(i1 - i0, k)
+                kept[name] = rows if all_scored else rows[at]
             error = batch.error
             if error is not None and start + i0 < error[0] <= start + i1:
                 # With the report that covers the example where it raised, whatever the batches.
                 self._errors.append(FoldError.of(name, error))
             y_pred = np.asarray(batch.y_pred[i0:i1], dtype=np.int64)
             preds[name] = y_pred if all_scored else y_pred[at]
-        self._score_examples(y, prev, preds, None, at + (start + i0 + 1))
+        self._score_examples(y, prev, preds, None, at + (start + i0 + 1), kept)
+        if self._kept is not None:
+            self._keep(batches, first, i0, i1)
         if self.plan.losses:
             self._scored_since.extend(first.scored[i0:i1])
 
+    def _keep(self, batches: dict[str, PredictionBatch], first: PredictionBatch, i0: int,
+              i1: int) -> None:
+        """Keep examples ``i0 .. i1`` of the batches for ``sink.predictions``."""
+        kept, k = self._kept, len(first.classes)
+        kept.positions.extend(range(first.start + i0 + 1, first.start + i1 + 1))
+        kept.keys.extend(first.keys[i0:i1])
+        kept.y.extend(first.y[i0:i1])
+        # each example's scores for the classes seen up to it (a batch's list runs to its end,
+        # and no learner scores a class before its first example: those are zeros)
+        widths = np.maximum.accumulate(np.maximum(np.asarray(first.y[i0:i1]) + 1,
+                                                  self._kept_width)).tolist() if i1 > i0 else []
+        if widths:
+            self._kept_width = widths[-1]
+        kept.widths.extend(widths)
+        kept.classes = first.classes
+        for name in self._learners:
+            batch = batches[name]
+            kept.preds[name].extend(p if s else -1 for p, s in
+                                    zip(batch.y_pred[i0:i1], batch.scored[i0:i1]))
+            if kept.scores is not None:
+                flat, out = batch.scores, kept.scores[name]
+                for j, width in zip(range(i0, i1), widths):
+                    out.extend(flat[j * k:j * k + width])
+
     def _score_examples(self, y: np.ndarray, prev: np.ndarray, preds: dict[str, np.ndarray],
                         majs: dict[str, np.ndarray] | None,
-                        where: np.ndarray) -> dict[str, np.ndarray]:
+                        where: np.ndarray,
+                        kept: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
         """Score scored examples, in order: every learner's window, alarm detectors and faded
         loss a segment at a time (arrays, compiled loops), then the pairs.
 
         ``y``/``prev``: the true classes and the persistent baseline's predictions;
         ``preds[name]`` each learner's predictions; ``majs[name]`` each learner's majority
         baseline's predictions made earlier (delayed labels; ``None``: the windows' own);
-        ``where`` the position each example's alarms are reported at. Returns each learner's
+        ``where`` the position each example's alarms are reported at; ``kept[name]`` each
+        learner's class scores (a row per example; ``None``: not kept). Returns each learner's
         window majority after each example."""
         track_sizes = self._kind in ("sliding", "adwin")
-        own_adwin = self._kind == "adwin" and self.plan.adwin_alarms
+        own_adwin = self._kind == "adwin" and self.plan.adwin_alarms and \
+            self.plan.alarm_quantity == LOSS
         alarms = self._alarms
         after = {}
         for name, state in self._learners.items():
@@ -457,17 +518,27 @@ class FoldEvaluator:
             found = []  # (index, order, kind): the alarms of this learner, in scoring order
             if own_adwin and drifts is not None:
                 found += [(i, 0, "adwin") for i in np.flatnonzero(drifts).tolist()]
-            if state.adwin is not None:
-                found += [(i, 0, "adwin") for i in np.flatnonzero(state.adwin.update_many(loss))
-                          .tolist()]
-            if state.page_hinkley is not None:
-                found += [(i, 1, "page_hinkley")
-                          for i in np.flatnonzero(state.page_hinkley.update_many(loss)).tolist()]
+            if state.watch is None:
+                watched, index = loss, None
+            else:  # a measure: its defined values, and the example of each
+                index, watched = defined(state.watch.update_many(y, y_pred, prev,
+                                                                 self._classes))
+            for order, kind, detector in ((0, "adwin", state.adwin),
+                                          (1, "page_hinkley", state.page_hinkley)):
+                if detector is not None:
+                    hits = np.flatnonzero(detector.update_many(watched))
+                    found += [(i, order, kind)
+                              for i in (hits if index is None else index[hits]).tolist()]
             if found:
                 at = where.tolist()
                 alarms.extend(Alarm(at[i], name, kind) for i, _, kind in sorted(found))
             state.wrong = wrong
             state.sizes = np.asarray(sizes) if track_sizes else None
+            if state.auc is not None:
+                # an ADWIN window's AUC, as its pairs' counts, over at most the cap's examples
+                state.auc.update(y, kept[name], None if state.sizes is None
+                                 else np.minimum(state.sizes, self.plan.pair_window_cap)
+                                 if self._kind == "adwin" else state.sizes)
             if self.plan.losses:
                 self._losses_since[name].extend(wrong.tolist())
         for a, b, counts in self._pairs.values():
@@ -488,6 +559,8 @@ class FoldEvaluator:
             if self.plan.normalize:
                 binary = measures.binary_counts(counts, pos_code, len(classes))
                 norm[name] = self._normalize(values, binary)
+            if state.auc is not None:
+                values["auc"] = state.auc.value(len(classes), pos_code)
             learners[name] = {"values": values, "window_size": state.window.size}
         pairs = {
             key: {"a": c.a, "b": c.b, "loss_a": self._learners[a].faded_loss,
@@ -507,7 +580,9 @@ class FoldEvaluator:
                                 delay_max=self._delay_max)
         report = FoldReport(stream=self.stream, fold=self.fold, position=self.position,
                             final=final, learners=learners, pairs=pairs, alarms=self._alarms,
-                            normalization=norm, losses=losses, errors=self._errors, delay=delay)
+                            normalization=norm, losses=losses, errors=self._errors, delay=delay,
+                            predictions=self._kept)
+        self._kept = self._no_predictions()
         self._alarms = []
         self._errors = []
         # The live verdicts' losses run in scoring order: by labels when they are delayed.

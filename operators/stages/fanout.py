@@ -144,6 +144,7 @@ class FanOutPlan:
     seed: int = FOLD_SEED
     fold_choice: str = FOLD_CHOICE
     lags: int = 0  # the most previous labels any learner's temporal wrapper asks for
+    keys: bool = False  # the fold batches carry the examples' ids (sink.predictions)
 
     @property
     def k(self) -> int:
@@ -198,6 +199,6 @@ class FanOut:
         return [
             FoldBatch(stream=self.stream, fold=fold, seq=batch.seq, start=batch.start,
                       xs=batch.xs, y=y, prev_y=prev_y, weights=columns[fold], classes=classes,
-                      lags=lags, final=batch.final)
+                      lags=lags, final=batch.final, keys=batch.keys if plan.keys else None)
             for fold in range(plan.k)
         ]

@@ -17,6 +17,7 @@ from typing import ClassVar, NamedTuple
 
 from foldstream.operators.stages.delay import BadLabel, DelayFanOut, DelayFoldBatch, LabelOnly
 from foldstream.operators.stages.fanout import Batcher, FanOut, LabelClash
+from foldstream.operators.stages.holdout import Holdout
 from foldstream.operators.records.base import Example, FoldBatch, Label, Rejected
 
 
@@ -79,6 +80,7 @@ class StreamHead:
     batcher: Batcher
     fanout: FanOut
     delay: DelayFanOut | None = None
+    holdout: Holdout | None = None  # evaluation.holdout (operators/stages/holdout.py)
     read: int = 0  # source items read (a label simulated from a row already read is not)
     rejected: int = 0
     # evaluation.max_classes; set on a head only when it is not the default, so that the state
@@ -122,7 +124,22 @@ class StreamHead:
         if isinstance(item, LabelOnly):
             raise BadLabel("a label-only row, but labels are not delayed (evaluation.delay)",
                            item)
-        return self._counted([fold_batch for batch in self.batcher.add(item)
+        holdout = self.holdout
+        if holdout is not None:
+            if not holdout.full:
+                self.batcher._check_label(item)
+                holdout.take(item, self.fanout)
+                return self._counted([])
+            batches = self.batcher.add(item)
+            if holdout.due(self.batcher.position):  # cut here: the test comes after it
+                batches += self.batcher.flush()
+                return self._counted([fold_batch for batch in batches
+                                      for fold_batch in self.fanout.process(batch)]
+                                     + holdout.batches(self.fanout, self.batcher.position,
+                                                       self.fanout.plan.k))
+        else:
+            batches = self.batcher.add(item)
+        return self._counted([fold_batch for batch in batches
                               for fold_batch in self.fanout.process(batch)])
 
     def flush(self, final: bool) -> list[FoldBatch | DelayFoldBatch]:

@@ -98,6 +98,37 @@ def lag_encoder(spec: "LearnerSpec") -> LagEncoder | None:
     return LagEncoder(spec.lags) if spec.lags else None
 
 
+def _river_predict_one():
+    from river.base import Classifier
+
+    return Classifier.predict_one
+
+
+_RIVER_PREDICT_ONE = _river_predict_one()
+
+
+def gives_scores(model: Any) -> bool:
+    """Whether ``model`` gives class scores: a MOA classifier (its votes), or a river
+    classifier with its own ``predict_proba_one`` (river's base class raises
+    ``NotImplementedError`` there); a pipeline, when its last step does.
+
+    >>> from river import dummy, linear_model, multiclass, naive_bayes
+    >>> gives_scores(naive_bayes.GaussianNB()), gives_scores(dummy.NoChangeClassifier())
+    (True, True)
+    >>> gives_scores(multiclass.OneVsOneClassifier(linear_model.LogisticRegression()))
+    False
+    """
+    from river.base import Classifier
+    from river.compose import Pipeline
+
+    if hasattr(model, "keep_scores"):  # MOA's
+        return True
+    if isinstance(model, Pipeline):
+        return gives_scores(list(model.steps.values())[-1])
+    proba = getattr(type(model), "predict_proba_one", None)
+    return proba is not None and proba is not Classifier.predict_proba_one
+
+
 def check_classifier(model: Any) -> None:
     """Raise ``ValueError`` unless ``model`` has what a learner task calls: ``predict_one``,
     ``learn_one`` and a ``clone`` that works (every fold trains a clone: one that fails, or
@@ -160,6 +191,7 @@ class LearnerSpec:
     fold_seeds: bool = False  # each fold's `seed` parameters derived from (seed, fold)
     options: str = ""  # a MOA learner's option string (``model`` starts with ``moa.``)
     jvm_options: tuple[str, ...] = ()  # a MOA learner's JVM options (engine.jvm_options)
+    scores: bool = False  # keep each prediction's class scores (evaluation.scores)
 
     def build(self, fold: int | None = None):
         """A fresh model: never a shared or pre-trained instance.
@@ -244,6 +276,8 @@ class LearnerTask:
         self._weighted = takes_weight(self.model)
         self.failed: LearnerError | None = None  # once it raised
         self.lag_encoder = lag_encoder(spec)
+        if spec.scores and hasattr(self.model, "keep_scores"):
+            self.model.keep_scores = True
 
     def __setstate__(self, state):
         """A task pickled before it kept a lag encoder gets a fresh one."""
@@ -259,18 +293,28 @@ class LearnerTask:
         encoder = self.lag_encoder
         xs = batch.xs if encoder is None or self.failed is not None else \
             [encoder.add_to(x, lags) for x, lags in zip(batch.xs, batch.lags)]
+        keep = self.spec.scores
+        k = len(batch.classes)
+        kept = None
         if self.failed is not None:  # quarantined: no prediction, nothing learned
             y_pred, error = [-1] * len(scored), None
+            kept = [0.0] * (k * len(scored)) if keep else None
         elif hasattr(self.model, "run_batch"):  # MOA's: one call per batch
             y_pred, scored, error = self.model.run_batch(batch, prequential, xs)
             if error is not None:
                 error = self.failed = LearnerError(*error)
+            if keep:
+                kept = self.model.scores
+                if len(kept) != k * len(scored):  # its header did not grow: Java failed first
+                    kept = [0.0] * (k * len(scored))
+        elif keep:
+            y_pred, kept, error = self._predict_proba_learn(batch, xs, scored)
         else:
             y_pred, error = self._predict_learn(batch, xs, scored)
         return PredictionBatch(
             stream=batch.stream, fold=batch.fold, learner=self.spec.name, seq=batch.seq,
             start=batch.start, y=batch.y, prev_y=batch.prev_y, y_pred=y_pred, scored=scored,
-            classes=batch.classes, final=batch.final, error=error)
+            classes=batch.classes, final=batch.final, error=error, scores=kept, keys=batch.keys)
 
     def _predict_learn(self, batch: FoldBatch, xs: list[dict],
                        scored: list[bool]) -> tuple[list[int], LearnerError | None]:
@@ -302,6 +346,50 @@ class LearnerTask:
             self.failed = LearnerError(batch.start + done + 1, phase, error_text(exc))
             return y_pred, self.failed
         return y_pred, None
+
+    def _predict_proba_learn(self, batch: FoldBatch, xs: list[dict], scored: list[bool]
+                             ) -> tuple[list[int], list[float], LearnerError | None]:
+        """:meth:`_predict_learn` keeping each prediction's class scores: river's
+        ``predict_proba_one``, one score per class of the batch (0.0 for a class it gives none,
+        and for an example not predicted). The label is the one ``predict_one`` gives: read off
+        the same probabilities when the model keeps river's own ``predict_one``, asked of it
+        otherwise."""
+        model, weighted = self.model, self._weighted
+        proba = model.predict_proba_one
+        own_predict = None if type(model).predict_one is _RIVER_PREDICT_ONE else model.predict_one
+        classes = batch.classes
+        get = {label: code for code, label in enumerate(classes)}.get
+        nothing = [0.0] * len(classes)
+        y_pred: list[int] = []
+        kept: list[float] = []
+        phase, p, row = "predict", -1, nothing
+        try:
+            for x, w, code, score in zip(xs, batch.weights, batch.y, scored):
+                phase = "predict"
+                if score:
+                    probabilities = proba(x)
+                    row = [probabilities.get(label, 0.0) for label in classes]
+                    if own_predict is not None:
+                        p = get(own_predict(x), -1)
+                    else:
+                        p = get(max(probabilities, key=probabilities.get), -1) \
+                            if probabilities else -1
+                else:
+                    p, row = -1, nothing
+                phase = "learn"
+                if w > 0:
+                    learn(model, x, classes[code], w, weighted)
+                y_pred.append(p)
+                kept += row
+        except LEARNER_ERRORS as exc:  # any learner bug: quarantine the replica
+            done = len(y_pred)
+            y_pred.append(-1 if phase == "predict" else p)
+            kept += nothing if phase == "predict" else row
+            y_pred += [-1] * (len(scored) - done - 1)
+            kept += nothing * (len(scored) - done - 1)
+            self.failed = LearnerError(batch.start + done + 1, phase, error_text(exc))
+            return y_pred, kept, self.failed
+        return y_pred, kept, None
 
     def _process_delayed(self, batch: DelayFoldBatch) -> DelayPredictionBatch:
         """Delayed labels (docs/method.md §13): predict at each arrival, train at each label.

@@ -4,7 +4,8 @@ Pure functions and small state machines over numbers: the measures (:mod:`.measu
 :mod:`.normalization`) over the windows (:mod:`.windows`, compiled in :mod:`.kernels`), the
 drift detectors (:mod:`.detectors`), the folds' weights and draws (:mod:`.weights`,
 :mod:`.draws`), the tests over folds (:mod:`.significance`) and over time
-(:mod:`.sequential`), and the folds' consensus on an alarm (:mod:`.consensus`).
+(:mod:`.sequential`), the folds' consensus on an alarm (:mod:`.consensus`), and the
+ranks of learners over many streams with their tests (:mod:`.ranks`).
 
 The rule: the math knows no stage, no model and no record type, so each function is checked
 by itself (the brute-force oracles, the property tests). It takes one helper from the shared

@@ -182,7 +182,12 @@ class PageHinkleyParams(NamedTuple):
     threshold: float = 50.0
     alpha: float = 1 - 0.0001
     mode: str = "up"
+    series: str = "value"
 
+
+SERIES = ("value", "error_rate")
+"""What Page-Hinkley tests: each value given (river's test), or the running mean of them, the
+error rate when the values are 0/1 losses (Gama et al. 2009, §5; docs/method.md §7)."""
 
 PAGE_HINKLEY = PageHinkleyParams()
 """The defaults of :class:`PageHinkley` and of ``evaluation.alarms.page_hinkley``."""
@@ -196,19 +201,42 @@ class PageHinkley:
     >>> detected = ph.update_many(np.r_[np.zeros(500), np.ones(500)])
     >>> int(np.flatnonzero(detected)[0])
     553
+
+    ``series="error_rate"`` is Gama et al.'s (2009, §5) use: the test watches the error rate,
+    the running mean of every value given (0/1 losses), rather than each value:
+
+    >>> rng = np.random.default_rng(1)
+    >>> losses = np.r_[rng.random(5000) < 0.1, rng.random(5000) < 0.3].astype(float)
+    >>> def delay(alpha):  # examples from the change to the first alarm after it
+    ...     alarms = np.flatnonzero(PageHinkley(delta=0.001, threshold=2.5, alpha=alpha,
+    ...                                         series="error_rate").update_many(losses))
+    ...     return int(alarms[alarms >= 5000][0]) - 5000
+    >>> delay(1 - 1e-4), delay(1.0)
+    (442, 446)
     """
 
     def __init__(self, min_instances: int = PAGE_HINKLEY.min_instances,
                  delta: float = PAGE_HINKLEY.delta, threshold: float = PAGE_HINKLEY.threshold,
-                 alpha: float = PAGE_HINKLEY.alpha, mode: str = PAGE_HINKLEY.mode):
+                 alpha: float = PAGE_HINKLEY.alpha, mode: str = PAGE_HINKLEY.mode,
+                 series: str = PAGE_HINKLEY.series):
         if mode not in _MODES:
             raise ValueError(f"Invalid 'mode'. Valid values are: {tuple(_MODES)}")
+        if series not in SERIES:
+            raise ValueError(f"Invalid 'series'. Valid values are: {SERIES}")
         self.min_instances = min_instances
         self.delta = float(delta)
         self.threshold = float(threshold)
         self.alpha = float(alpha)
         self.mode = mode
+        self.series = series
         self._s = np.array([0.0, 0.0, 0.0, 0.0, np.inf, -1.0, 0.0])
+        self._rate = np.zeros(2)  # error_rate: the sum and count of the values given
+
+    def __setstate__(self, state: dict) -> None:
+        """A detector pickled before it had a series watches the values themselves."""
+        state.setdefault("series", "value")
+        state.setdefault("_rate", np.zeros(2))
+        self.__dict__.update(state)
 
     @property
     def drift_detected(self) -> bool:
@@ -225,11 +253,24 @@ class PageHinkley:
     def update_many(self, values: np.ndarray) -> np.ndarray:
         """Each value in turn; whether a change was detected right after each (booleans)."""
         values = np.asarray(values, dtype=np.float64)
+        if self.series == "error_rate":
+            return self._update_rates(values)
+        return self._run(values)
+
+    def _run(self, values: np.ndarray) -> np.ndarray:
         detected = np.zeros(values.shape[0], dtype=np.bool_)
         if values.shape[0]:
             _kernels().page_hinkley_run(values, self._s, float(self.min_instances), self.delta,
                               self.threshold, self.alpha, _MODES[self.mode], detected)
         return detected
+
+    def _update_rates(self, values: np.ndarray) -> np.ndarray:
+        """The test on the running error rate: the mean of every value given so far (an alarm
+        restarts the test, not the learner's error rate)."""
+        total, count = self._rate.tolist()
+        rates = (total + np.cumsum(values)) / (count + np.arange(1, values.shape[0] + 1))
+        self._rate[:] = (total + values.sum(), count + values.shape[0])
+        return self._run(rates)
 
 
 # ------------------------------------------------------------------- the windows' count layout

@@ -129,8 +129,9 @@ class DecodeGenerated:
     items taken; a worker that finds it missing or behind (a restart) builds it again and
     skips what the state has taken."""
 
-    def __init__(self, model: str, params, seed: int | None, limit: int, stream: str | None):
-        self.spec = (model, params, seed, limit, stream)
+    def __init__(self, model: str, params, seed: int | None, limit: int, stream: str | None,
+                 class_ratio=None):
+        self.spec = (model, params, seed, limit, stream, class_ratio)
         self._live: tuple[Iterable, list[int]] | None = None  # (items, taken) in this worker
 
     def __getstate__(self):
@@ -245,7 +246,8 @@ def configured_input(env, config: Config, where: Path) -> FileInput:
                                 WatermarkStrategy.no_watermarks(), "ticks").set_parallelism(1)
         return FileInput(_keyed(ticks, _Tag(stream), "generator"),
                          DecodeGenerated(source.model, source.params, source.seed, source.limit,
-                                         source.stream), [stream])
+                                         source.stream, source.class_ratio and
+                                         source.class_ratio.schedule()), [stream])
     from foldstream.connectors.files import line_reader
 
     reader = line_reader(source.resolved_path(), label=source.label, stream=source.stream,

@@ -150,11 +150,13 @@ class _Runner:
 
     The tasks are taken from ``todo`` (``count`` of them) as workers free up, at most two per
     worker waiting: a pool's ``imap`` would read the whole iterable at once, and an experiment
-    of a billion replications would fill the memory with their tasks."""
+    of a billion replications would fill the memory with their tasks. ``work`` runs one
+    ``(configuration, task)`` (default: a replication; a benchmark's cells too)."""
 
     def __init__(self, experiment: ExperimentConfig, todo: Iterable[Task], count: int,
-                 workers: int):
+                 workers: int, work: Callable[[tuple[Any, Any]], Any] | None = None):
         self.experiment, self.todo = experiment, iter(todo)
+        self.work = work or _run_one  # a module's function: the pool's workers import it
         self.workers = max(1, min(workers, count))
         self.pool = None
 
@@ -172,7 +174,7 @@ class _Runner:
     def __iter__(self) -> Iterator[ReplicationResult]:
         if self.pool is None:
             for task in self.todo:
-                yield _run_one((self.experiment, task))
+                yield self.work((self.experiment, task))
             return
         finished: queue.SimpleQueue = queue.SimpleQueue()
         waiting = 0
@@ -181,7 +183,7 @@ class _Runner:
             nonlocal waiting
             task = next(self.todo, None)
             if task is not None:
-                self.pool.apply_async(_run_one, ((self.experiment, task),),
+                self.pool.apply_async(self.work, ((self.experiment, task),),
                                       callback=finished.put, error_callback=finished.put)
                 waiting += 1
 
@@ -262,28 +264,30 @@ def run_experiment(experiment: ExperimentConfig, results_path: str | Path, *, wo
 
 
 @contextmanager
-def _progress(total: int, completed: int, enabled: bool, console
-              ) -> Iterator[Callable[[ReplicationResult], None]]:
-    """Yield ``advance(result)``: a bar over replications in the style of ``foldstream run``'s
-    bar; to a log or a pipe (no terminal), a line per finished replication instead."""
+def _progress(total: int, completed: int, enabled: bool, console, *, name: str = "experiment",
+              unit: str = "replications", describe: Callable[[Any], str] | None = None
+              ) -> Iterator[Callable[[Any], None]]:
+    """Yield ``advance(result)``: a bar over the ``total`` tasks (``completed`` done before)
+    in the style of ``foldstream run``'s bar; to a log or a pipe (no terminal), a line per
+    finished task instead, ``describe(result)`` saying which (default: a replication)."""
     if not enabled:
         yield lambda result: None
         return
     if console is not None and not console.is_terminal:
         done = [completed]
+        describe = describe or (lambda r: f"{typed(r.dataset)} {r.mode} #{r.replication}")
 
-        def line(result: ReplicationResult) -> None:
+        def line(result: Any) -> None:
             done[0] += 1
-            console.print(f"{done[0]}/{total} replications: {typed(result.dataset)} {result.mode} "
-                          f"#{result.replication} in {result.wall_time_s:.1f} s", soft_wrap=True,
-                          highlight=False)
+            console.print(f"{done[0]}/{total} {unit}: {describe(result)} in "
+                          f"{result.wall_time_s:.1f} s", soft_wrap=True, highlight=False)
 
         yield line
         return
-    with Progress(SpinnerColumn(), TextColumn("[bold]experiment"), BarColumn(),
-                  MofNCompleteColumn(), TextColumn("replications"), TimeElapsedColumn(),
+    with Progress(SpinnerColumn(), TextColumn(f"[bold]{name}"), BarColumn(),
+                  MofNCompleteColumn(), TextColumn(unit), TimeElapsedColumn(),
                   TimeRemainingColumn(), console=console, transient=False) as bar:
-        task = bar.add_task("experiment", total=total, completed=completed)
+        task = bar.add_task(name, total=total, completed=completed)
         yield lambda result: bar.advance(task)
 
 

@@ -55,6 +55,9 @@ public final class FoldLearner implements Serializable {
     public int errorIndex = -1;
     public String errorPhase;
     public String errorText;
+    // The scores of the last process() call that kept them: n rows of classValues.size()
+    // values, each row the votes divided by their sum, as MOA's AUC evaluators take them.
+    public transient double[] scores;
 
     private FoldLearner(Classifier classifier) {
         this.classifier = classifier;
@@ -251,10 +254,22 @@ public final class FoldLearner implements Serializable {
      * Throwable it stops and sets errorIndex, errorPhase and errorText.
      */
     public int[] process(double[] x, int[] y, int[] w, boolean[] predict) {
+        return process(x, y, w, predict, false);
+    }
+
+    /**
+     * As {@link #process(double[], int[], int[], boolean[])}; with keepScores, also the
+     * scores of every predicted example into {@link #scores} (0 where not predicted): its
+     * votes divided by their sum (0/0 is NaN, which the AUC reads as 0, as MOA's evaluators
+     * do), whether or not the learner is ready.
+     */
+    public int[] process(double[] x, int[] y, int[] w, boolean[] predict, boolean keepScores) {
         int n = y.length;
         int d = featureNames.size();
+        int k = classValues.size();
         int[] out = new int[n];
         java.util.Arrays.fill(out, -1);
+        scores = keepScores ? new double[n * k] : null;
         errorIndex = -1;
         if (classifier == null) {
             errorIndex = 0;
@@ -275,7 +290,18 @@ public final class FoldLearner implements Serializable {
                 Instance instance = new DenseInstance(1.0, values);
                 instance.setDataset(h);
                 if (predict[i]) {
-                    out[i] = prediction(classifier.getVotesForInstance(instance));
+                    double[] votes = classifier.getVotesForInstance(instance);
+                    out[i] = prediction(votes);
+                    if (keepScores) {
+                        int m = Math.min(votes.length, k);
+                        double sum = 0.0;
+                        for (int c = 0; c < votes.length; c++) {
+                            sum += votes[c];
+                        }
+                        for (int c = 0; c < m; c++) {
+                            scores[i * k + c] = votes[c] / sum;
+                        }
+                    }
                 }
                 if (w[i] > 0) {
                     phase = "learn";
