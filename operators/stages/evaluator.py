@@ -9,7 +9,7 @@ learner A was wrong and B right (McNemar) over the same examples. At every repor
 learner's per-example 0/1 losses since the previous report, packed, for the aggregator's
 confidence sequences (docs/method.md §12; why there, not here: :mod:`.aggregator`).
 
-Why one module of some 530 lines: :class:`FoldEvaluator` and its private parts (the pair
+Why one module: :class:`FoldEvaluator` and its private parts (the pair
 counts, each learner's state, the labels held for delayed scoring) are one object's state,
 pickled together into Flink's keyed state and read back by one ``__setstate__``.
 """

@@ -70,7 +70,7 @@ at a time in scored order. Its state after a sequence is therefore bit-for-bit t
 the sequence was cut into calls, which the byte-identity of the output across batch sizes
 relies on.
 
-Why one module of some 750 lines: the whole-stream sequence (:class:`PairSequence`) and the
+Why one module: the whole-stream sequence (:class:`PairSequence`) and the
 regime sequence (:class:`RegimeSequence`, restarted when the comparison changes, at a level
 spent by :func:`segment_alpha`) are one boundary, one interval and one verdict rule applied
 to two spans of the stream; most of the module is the derivation above, which both follow.

@@ -10,7 +10,7 @@ kappa on a window of one class). Such folds are dropped: per learner for :func:`
 pairwise for the paired tests (:func:`wilcoxon`, :func:`sign_test`, :func:`q_statistic`), and
 for every learner at once in :func:`friedman_nemenyi`. A float ``NaN`` is treated like ``None``.
 
-Why one module of near 800 lines: these are the tests the aggregator runs together on one
+Why one module: these are the tests the aggregator runs together on one
 report's fold values, and they share that handling of undefined folds (``_pairs``,
 ``_defined``) and the level check (:func:`check_level`); the bulk is the signed-rank test's
 exact, permutation and asymptotic p-values, which :func:`wilcoxon` and the verdict wording's

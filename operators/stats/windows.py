@@ -15,7 +15,7 @@ its counts in one numpy array and updates them a segment at a time in one compil
 the same order, so that every count, integer or float, is what the example-by-example update
 gave (tests/test_windows_batched.py keeps that update as the oracle).
 
-Why one module of some 600 lines: the four kinds share the :class:`Window` base's array layout,
+Why one module: the four kinds share the :class:`Window` base's array layout,
 and each kind's reader of its older pickled layouts (a checkpoint's) sits beside the layout it
 converts; :class:`WindowSpec`, the one description of a window that the configuration, the plans
 and the evaluator pass around, names those kinds and their defaults, which are defined here once.
