@@ -9,7 +9,7 @@ out while unset) and :func:`~foldstream.operators.records.base.dumps` its exact 
 home) and reads a decoded JSON object back into its class, after checking it against that
 schema.
 
-Why one module: the eleven classes, the schema fragments they share
+Why one module: the record classes, the schema fragments they share
 (:data:`SHARED_DEFS`) and :data:`RECORD_CLASSES` (their order is the schema's and the
 documentation's) are one table of the wire format read top to bottom; split by record kind,
 a shared fragment or the registry would sit away from the fields that use it.
