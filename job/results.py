@@ -26,8 +26,9 @@ from foldstream.job.tools.tables import print_summary
 from foldstream.operators.stages.aggregator import COMPARE
 from foldstream.operators.records.outputs import (
     AlarmRecord, ComparisonRecord, DriftEvaluationRecord, DriftRecord, MeasuresRecord,
-    OutputRecord, RankingRecord, SummaryRecord, VerdictRecord, as_typed
+    OutputRecord, RankingRecord, SummaryRecord, VerdictRecord
 )
+from foldstream.operators.records.reading import as_typed
 from foldstream.operators.records.base import Record
 from foldstream.job.verdicts import (
     fold_scope_text, fold_verdict, live_scope_text, scope_disagreement
@@ -431,7 +432,7 @@ class Results:
         """Read a run's records back: a metrics file (``.gz`` too), or ``kafka://HOST:PORT/TOPIC``.
 
         A line that is not a record of the contract (not JSON, or not valid against the JSON
-        Schema of ``foldstream schema``: :func:`~foldstream.operators.records.outputs.parse_record`)
+        Schema of ``foldstream schema``: :func:`~foldstream.operators.records.reading.parse_record`)
         is left out and counted in :attr:`skipped`; ``rejected`` records go to
         :attr:`rejected`.
 

@@ -16,7 +16,8 @@ control, included), in two ways:
   old module defined, and for no other name.
 
 Nothing of the repository imports an old name (``tests/test_layers.py`` checks that every
-import names a module that exists); the aliases are for stored bytes only.
+import names a module that exists); the aliases are for stored bytes only. (The rewriting
+script of the move leaves this module alone: move_imports: leave.)
 
 >>> import pickle
 >>> from foldstream.operators.records.base import FoldReport

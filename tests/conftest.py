@@ -104,6 +104,12 @@ def flink_runs():
 
 
 @pytest.fixture(scope="session")
+def stage_driver():
+    """One stream's stages driven a step at a time (tests/stage_driver.py)."""
+    return load_helper("stage_driver.py")
+
+
+@pytest.fixture(scope="session")
 def elec_path() -> Path:
     return ELEC
 

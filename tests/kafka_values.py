@@ -9,12 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from foldstream.job.engines.flink.env import (
-    _check_guarantee,
-    _check_start,
-    _servers,
-    patch_pyflink_kafka,
-)
+from foldstream.job.engines.flink.kafka import _check_guarantee, _check_start, _servers
+from foldstream.job.engines.flink.env import patch_pyflink_kafka
 
 
 def _offsets_initializer(topic: str, offsets: Mapping[int, int]):

@@ -117,9 +117,10 @@ def test_a_jobmanager_that_is_no_address_is_refused_naming_it(capsys, address, c
 def flink_never_starts(monkeypatch):
     """A short broker probe, and a Flink that fails the test if the job gets as far as it."""
     from foldstream.job.engines.flink import env as flink_env
+    from foldstream.job.engines.flink import kafka as flink_kafka
 
     # kafka-python wants its request timeout above fetch_max_wait_ms (500 ms)
-    monkeypatch.setattr(flink_env, "PREFLIGHT_TIMEOUT_S", 0.6)
+    monkeypatch.setattr(flink_kafka, "PREFLIGHT_TIMEOUT_S", 0.6)
 
     def no_flink(config):
         raise AssertionError("Flink was started before the broker was checked")

@@ -19,7 +19,7 @@ from foldstream.job.results import Summary
 from foldstream.job.tools.compact import compact_summary, fmt, fmt_bytes, fmt_mean_sd, fmt_p, \
     short_names
 from foldstream.job.tools.report import compact_html
-from foldstream.operators.records.outputs import as_typed
+from foldstream.operators.records.reading import as_typed
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "default-run.jsonl.gz"
 

@@ -342,7 +342,7 @@ def test_every_shipped_configuration_validates():
 
 def test_kafka_client_properties_reach_the_clients_as_kafka_spells_them():
     from foldstream.job.engines.flink.env import properties_text
-    from foldstream.job.engines.flink.env import consumer_properties
+    from foldstream.job.engines.flink.kafka import consumer_properties
 
     live = load_config(None, ["source={kind: kafka, properties: {security.protocol: SSL, "
                               "check.crcs: true}}", "engine.kind=flink"])

@@ -85,7 +85,7 @@ class RecordingLearner:
         self.weights.append((x["feat_1"], x["feat_2"], w))
 
 
-def test_learners_on_a_fold_see_the_same_weights():
+def test_learners_on_a_fold_see_the_same_weights(stage_driver):
     cfg = config("source.limit=600", "evaluation.mode=bootstrap", "evaluation.folds=5")
     plans = make_plans(cfg)
     stages = StreamStages(plans, "elec")
@@ -93,10 +93,10 @@ def test_learners_on_a_fold_see_the_same_weights():
         for task in fold_tasks:
             task.model, task._weighted = RecordingLearner(), True
     for item in open_source(cfg):
-        for batch in stages.batcher.add(item):
-            stages.process(batch)
-    for batch in stages.batcher.flush(final=True):
-        stages.process(batch)
+        for batch in stages.head.batcher.add(item):
+            stage_driver.process(stages, batch)
+    for batch in stages.head.batcher.flush(final=True):
+        stage_driver.process(stages, batch)
     per_fold = []
     for fold_tasks in stages.tasks:
         a, b = (task.model.weights for task in fold_tasks)

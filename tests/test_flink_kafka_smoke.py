@@ -33,7 +33,8 @@ def broker(kafka_broker):
 
 def test_kafka_roundtrip_keyed_parallelism_2(broker, jars):
     from foldstream.connectors.kafka import create_topics, produce_jsonl, read_topic
-    from foldstream.job.engines.flink.env import KEYED_TYPE, kafka_sink, kafka_source, make_env
+    from foldstream.job.engines.flink.kafka import KEYED_TYPE, kafka_sink, kafka_source
+    from foldstream.job.engines.flink.env import make_env
     from pyflink.common import Row
 
     bs = broker.bootstrap
@@ -110,7 +111,8 @@ def test_value_only_datastream_api(broker, jars, kafka_values):
 
 def test_broker_down_fails_fast(jars, free_port):
     from foldstream.connectors.kafka import KafkaUnavailable, check_bootstrap
-    from foldstream.job.engines.flink.env import KEYED_TYPE, kafka_sink, kafka_source, make_env
+    from foldstream.job.engines.flink.kafka import KEYED_TYPE, kafka_sink, kafka_source
+    from foldstream.job.engines.flink.env import make_env
 
     dead = f"127.0.0.1:{free_port()}"
     t0 = time.monotonic()
@@ -134,7 +136,8 @@ def test_broker_down_fails_fast(jars, free_port):
 
 def test_missing_topic_fails_fast(broker, jars):
     from foldstream.connectors.kafka import KafkaUnavailable
-    from foldstream.job.engines.flink.env import kafka_source, make_env
+    from foldstream.job.engines.flink.kafka import kafka_source
+    from foldstream.job.engines.flink.env import make_env
 
     env = make_env(1, jars)
     with pytest.raises(KafkaUnavailable, match="no-such-topic"):
@@ -145,7 +148,8 @@ def test_exactly_once_sink_commits_at_the_end_of_a_bounded_input(broker, jars):
     """KafkaSink exactly-once: transactions committed at checkpoints, the final one at the end
     of a bounded input (a failure and its abort: tests/test_exactly_once.py)."""
     from foldstream.connectors.kafka import create_topics, end_offsets, produce_jsonl, read_topic
-    from foldstream.job.engines.flink.env import KEYED_TYPE, kafka_sink, kafka_source, make_env
+    from foldstream.job.engines.flink.kafka import KEYED_TYPE, kafka_sink, kafka_source
+    from foldstream.job.engines.flink.env import make_env
     from pyflink.common import Row
 
     bs = broker.bootstrap
@@ -168,7 +172,8 @@ def test_exactly_once_sink_commits_at_the_end_of_a_bounded_input(broker, jars):
 
 
 def test_exactly_once_needs_checkpointing_and_prefix(jars):
-    from foldstream.job.engines.flink.env import KEYED_TYPE, kafka_sink, make_env
+    from foldstream.job.engines.flink.kafka import KEYED_TYPE, kafka_sink
+    from foldstream.job.engines.flink.env import make_env
 
     env = make_env(1, jars)
     ds = env.from_collection([("s", "{}")], type_info=KEYED_TYPE)
@@ -183,7 +188,8 @@ def test_exactly_once_needs_checkpointing_and_prefix(jars):
 def test_start_committed_resumes_after_committed_offsets(broker, jars):
     """start: committed resumes where a previous run's checkpoints committed the group offsets."""
     from foldstream.connectors.kafka import create_topics, produce_jsonl, read_topic
-    from foldstream.job.engines.flink.env import KEYED_TYPE, kafka_sink, kafka_source, make_env
+    from foldstream.job.engines.flink.kafka import KEYED_TYPE, kafka_sink, kafka_source
+    from foldstream.job.engines.flink.env import make_env
     from pyflink.common import Row
 
     bs = broker.bootstrap

@@ -321,6 +321,7 @@ def test_every_import_names_what_exists():
 
 
 def test_a_stale_import_is_found(tmp_path):
+    """Old paths on purpose (move_imports: leave)."""
     module = tmp_path / "m.py"
     module.write_text("from foldstream.operators.evaluator import FoldEvaluator\n"
                       "from foldstream.operators.stats import wilcoxon, windows\n")

@@ -73,7 +73,7 @@ def run_to_cut() -> tuple[StreamStages, list, object]:
         fold_batches, _ = st.head.take(item)
         if fold_batches and st.head.delay.labelled // EVERY > st.evaluators[0]._labelled // EVERY:
             break
-        st._folds(fold_batches)
+        st.through_folds(fold_batches)
     for _ in range(3):
         assert not st.head.take(next(rest)).fold_batches
     first = fold_batches[0]
@@ -92,7 +92,7 @@ def resume(st: StreamStages, in_flight: list, predictions) -> list[dict]:
     for task in st.tasks[1][1:]:
         for report in st.evaluators[1].add(task.process(in_flight[0])):
             records += st.aggregator.add(report)
-    records += st._folds(in_flight[1:])
+    records += st.through_folds(in_flight[1:])
     taken = st.head.read
     for item in items()[taken:]:
         out, _ = st.take(item)

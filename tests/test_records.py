@@ -32,7 +32,7 @@ from foldstream.job.tools.records import RecordReader, group_by_stream, read_rec
 from foldstream.job.tools.report import gather, render_html
 from foldstream.job.tools.schema import RecordError, load_schema, validate_record
 from foldstream.job.tools.watch import watch
-from foldstream.operators.records.outputs import parse_record
+from foldstream.operators.records.reading import parse_record
 from foldstream.operators.records.base import SCHEMA_VERSION
 from foldstream.job.verdicts import (
     ANY_TIME, BETTER, FOLDS, LIVE_VERDICTS, NO_DIFFERENCE, UNDEFINED, sequential_head,

@@ -30,12 +30,11 @@ from foldstream.job.engines.stopping import (
     in_main_thread,
 )
 from foldstream.job.plans import Plans
-from foldstream.operators.stages.delay import DelayFanOut, LabelOnly
-from foldstream.operators.stages.fanout import Batcher
+from foldstream.operators.stages.delay import LabelOnly
 from foldstream.operators.stages.head import StreamHead, TooManyClasses, counts_as_read
 from foldstream.operators.stages.learner import process_all
 from foldstream.operators.records.outputs import RejectedRecord
-from foldstream.operators.records.base import Example, ExampleBatch, Record, Rejected
+from foldstream.operators.records.base import Example, Record, Rejected
 
 
 @dataclass
@@ -55,19 +54,9 @@ class StreamStages:
         self.aggregator = p.aggregator(s)
         self.holdout = p.holdout_scorer(s)
 
-    @property
-    def batcher(self) -> Batcher:
-        return self.head.batcher
-
-    @property
-    def delay(self) -> DelayFanOut | None:
-        return self.head.delay
-
-    def process(self, batch: ExampleBatch) -> list[Record]:
-        """The records of one batch cut by :attr:`batcher`."""
-        return self._folds(self.head.fanout.process(batch))
-
-    def _folds(self, fold_batches: list) -> list[Record]:
+    def through_folds(self, fold_batches: list) -> list[Record]:
+        """The records of fold batches passed through the learner tasks, the evaluators and
+        the aggregator, in order."""
         records: list[Record] = []
         work: list = []  # (task, fold batch): run side by side where the learners let go
         for fold_batch in fold_batches:
@@ -97,22 +86,16 @@ class StreamStages:
             return head.batcher.position - head.batcher.pending
         return self.evaluators[0].position
 
-    def add(self, item: Example | LabelOnly) -> list[Record] | None:
-        """Add one input, uncounted: the records of the batches it completed, ``None`` if none
-        was cut. Raises what :meth:`StreamHead.add` raises for an input to reject."""
-        fold_batches = self.head.add(item)
-        return self._folds(fold_batches) if fold_batches else None
-
     def take(self, item: Example | LabelOnly | Rejected
              ) -> tuple[list[Record] | None, Rejected | None]:
         """Take one source item: the records of the batches it completed (``None`` if none
         was cut), and the item rejected, if it was (:meth:`StreamHead.take`)."""
         fold_batches, rejected = self.head.take(item)
-        return (self._folds(fold_batches) if fold_batches else None), rejected
+        return (self.through_folds(fold_batches) if fold_batches else None), rejected
 
     def finish(self) -> list[Record]:
         """The end of a bounded input: flush, and the final reports."""
-        return self._folds(self.head.flush(final=True))
+        return self.through_folds(self.head.flush(final=True))
 
 
 @dataclass

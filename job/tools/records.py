@@ -8,7 +8,7 @@ the dashboard, the Python API and the experiments. What they share:
   or following it as it grows; a record that a Kafka sink wrote in ``part`` records comes out
   whole, and one whose parts did not all come is skipped with a message, never silently. Any
   line that is not a record of the contract (:func:`decode_line`, then
-  :func:`~foldstream.operators.records.outputs.parse_record`) is skipped and counted, and reading
+  :func:`~foldstream.operators.records.reading.parse_record`) is skipped and counted, and reading
   goes on;
 * **checking**: :func:`check_version` (the one test of the ``schema`` field against
   :data:`~foldstream.operators.records.base.SCHEMA_VERSION`); a record's type, fields and ranges are
@@ -39,9 +39,10 @@ from typing import Any
 from foldstream.connectors.parts import Assembler
 from foldstream.operators.records.outputs import (
     AlarmRecord, ComparisonRecord, DriftRecord, MeasuresRecord, OutputRecord, RankingRecord,
-    RecordError, VerdictRecord, parse_record, version_problem
+    RecordError, VerdictRecord
 )
-from foldstream.operators.records.outputs import describe as describe_record
+from foldstream.operators.records.reading import parse_record, version_problem
+from foldstream.operators.records.reading import describe as describe_record
 from foldstream.operators.records.base import Record
 
 KAFKA_PREFIX = "kafka://"
@@ -273,7 +274,7 @@ class RecordReader:
         :attr:`skipped` counts them either way.
     check : bool
         ``True`` (default): skip, as well, every JSON object that is not a record of the
-        contract (:func:`~foldstream.operators.records.outputs.parse_record`: no or an unknown
+        contract (:func:`~foldstream.operators.records.reading.parse_record`: no or an unknown
         ``type``, another ``schema`` version, a field missing, of the wrong type or out of
         range), so that a reader never meets a ``KeyError`` or a number it cannot hold on a
         foreign or damaged line.

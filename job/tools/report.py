@@ -40,8 +40,8 @@ from foldstream.job.tools.compact import Block, CompactSummary, compact_summary,
 from foldstream.job.tools.tables import DRIFT_EVALUATION_COLUMNS, SUMMARY_MEASURES, \
     drift_evaluation_row
 from foldstream.operators.stages.aggregator import VERDICT_MEASURE
-from foldstream.operators.records.outputs import OutputRecord, SummaryRecord, VerdictRecord, \
-    as_typed
+from foldstream.operators.records.outputs import OutputRecord, SummaryRecord, VerdictRecord
+from foldstream.operators.records.reading import as_typed
 from foldstream.job.verdicts import (
     fold_verdict, live_scope_text, live_verdict_text, scope_disagreement, sequential_head
 )
@@ -79,7 +79,7 @@ class RunFacts:
 
 def gather(records: Iterable[Any], source: str = "", skipped: int = 0) -> RunFacts:
     """Sort a run's records (typed, or JSON objects) for the report; leave out (and say why)
-    those that break the record contract (:func:`~foldstream.operators.records.outputs.parse_record`).
+    those that break the record contract (:func:`~foldstream.operators.records.reading.parse_record`).
 
     A configuration is shown when a record carries one: a record of type ``config`` or a
     ``config`` field of any record (today's records carry none; the report shows what is

@@ -3,7 +3,7 @@
 ``schema/records.schema.json`` (JSON Schema draft 2020-12) describes every record type of
 docs/method.md §10 as the engine writes it, for dashboards and for tests that hold the engine to
 its word. It is generated from the record classes
-(:func:`foldstream.operators.records.outputs.record_schema`, :func:`schema_text`): the committed file is
+(:func:`foldstream.operators.records.reading.record_schema`, :func:`schema_text`): the committed file is
 that output, written by ``python -m foldstream.job.tools.schema``, and a test compares them.
 :func:`validate_record` checks one record against it with a message that names the record and
 the offending field; ``foldstream schema --check`` checks files with it.
@@ -23,7 +23,8 @@ from typing import Any
 from foldstream.job import exitcodes
 from foldstream.job.terminal import inert
 from foldstream.job.tools.records import RecordError, RecordReader, check_version, describe_record
-from foldstream.operators.records.outputs import RECORD_TYPES, record_schema
+from foldstream.operators.records.outputs import RECORD_TYPES
+from foldstream.operators.records.reading import record_schema
 
 SCHEMA_RESOURCE = "schema/records.schema.json"
 MESSAGE_CHARS = 300  # the most characters of a validation message (it may quote the value)

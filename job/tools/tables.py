@@ -26,7 +26,8 @@ from rich.table import Table
 from foldstream.job.terminal import inert
 from foldstream.job.tools.compact import Block, CompactSummary, compact_summary, fmt, fmt_p
 from foldstream.operators.records.outputs import ComparisonRecord, RankingRecord, \
-    SummaryRecord, as_typed
+    SummaryRecord
+from foldstream.operators.records.reading import as_typed
 from foldstream.operators.records.base import Record
 from foldstream.operators.stats.sequential import UNDECIDED
 from foldstream.job.verdicts import (

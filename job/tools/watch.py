@@ -27,9 +27,9 @@ from foldstream.job.tools.tables import comparisons_table, disagreements, fmt, f
 from foldstream.operators.stages.aggregator import COMPARE
 from foldstream.operators.records.outputs import (
     AlarmRecord, ComparisonRecord, DriftRecord, LearnerErrorRecord, MeasuresRecord, OutputRecord,
-    PartRecord, RankingRecord, RecordError, RejectedRecord, SummaryRecord, VerdictRecord,
-    as_typed
+    PartRecord, RankingRecord, RecordError, RejectedRecord, SummaryRecord, VerdictRecord
 )
+from foldstream.operators.records.reading import as_typed
 from foldstream.operators.records.base import Record
 from foldstream.operators.stats.sequential import UNDECIDED
 from foldstream.job.verdicts import live_verdict_text

@@ -4,9 +4,15 @@ Each record type is one dataclass, built by keyword. It holds the record's field
 they are written; :meth:`OutputRecord.as_dict` gives the JSON object (the fields every record
 starts with, ``schema`` and ``type``, then the class's fields in order, an optional field left
 out while unset) and :func:`~foldstream.operators.records.base.dumps` its exact bytes.
-:func:`parse_record` reads a decoded JSON object back into its class, after checking it against
-the JSON Schema; the schema (:func:`record_schema`) is generated from the same classes: each
-field carries its schema fragment, so a field's name, order, type and meaning have one home.
+:mod:`~foldstream.operators.records.reading` generates the JSON Schema from these classes
+(each field carries its schema fragment, so a field's name, order, type and meaning have one
+home) and reads a decoded JSON object back into its class, after checking it against that
+schema.
+
+Why one module: the record classes, the schema fragments they share
+(:data:`SHARED_DEFS`) and :data:`RECORD_CLASSES` (their order is the schema's and the
+documentation's) are one table of the wire format read top to bottom; split by record kind,
+a shared fragment or the registry would sit away from the fields that use it.
 
 Why dataclasses and not pydantic models: the writers run inside the stages (in Flink and in
 process) once per learner and pair at every report, where a slotted dataclass costs a plain
@@ -15,12 +21,8 @@ object's construction and nothing else, and where the bytes must stay exactly th
 and :mod:`~foldstream.operators.stats.sequential` written as they come); the schema is the draft
 2020-12 document consumers already use, generated from fragments written next to each field
 rather than from annotations, which could not say "a probability", "a window of four kinds" or
-"``recall[<label>]``"; and the readers' check (:func:`check_json`) walks that same schema, so a
-reader never trusts a line further than the schema allows, without a second definition.
-
-Reading is meant to survive any line: :func:`check_json` walks the schema, never the data
-(a value nested deeper than the schema allows is refused at the schema's depth), and every
-integer is bounded by :data:`INT_MAX`.
+"``recall[<label>]``"; and the readers' check walks that same schema, so a reader never
+trusts a line further than the schema allows, without a second definition.
 
 Examples
 --------
@@ -29,15 +31,13 @@ Examples
 >>> alarm.as_dict()  # doctest: +NORMALIZE_WHITESPACE
 {'schema': 1, 'type': 'alarm', 'stream': 's', 'position': 3, 'learner': 'ht', 'fold': 0,
  'detector': 'adwin', 'quantity': 'loss'}
->>> parse_record(alarm.as_dict()) == alarm
+>>> AlarmRecord.build(alarm.as_dict()) == alarm
 True
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar
@@ -231,18 +231,15 @@ class OutputRecord:
         return out
 
     @classmethod
-    def from_dict(cls, record: Mapping[str, Any], strict: bool = False) -> "OutputRecord":
-        """The record of a decoded JSON object of this type, checked (:func:`check_json`)."""
-        check_json(record, f"#/$defs/{cls.TYPE}", describe(record), strict)
-        return cls._build(record)
-
-    @classmethod
-    def _build(cls, record: Mapping[str, Any]) -> "OutputRecord":
+    def build(cls, record: Mapping[str, Any]) -> "OutputRecord":
+        """The record of a decoded JSON object of this type, as it is: checking it first is
+        :func:`~foldstream.operators.records.reading.parse_record`'s."""
         return cls(**{name: record.get(name, omit) for name, _, omit, _ in cls.layout()})
 
     @classmethod
     def schema(cls) -> dict[str, Any]:
-        """This type's JSON Schema (a ``$defs`` entry of :func:`record_schema`)."""
+        """This type's JSON Schema (a ``$defs`` entry of
+        :func:`~foldstream.operators.records.reading.record_schema`)."""
         properties = {"schema": _ref("schemaVersion"), "type": {"const": cls.TYPE}}
         required = ["schema", "type"]
         for f in fields(cls):
@@ -264,7 +261,7 @@ def _json_value(value: Any) -> Any:
 
 def measure_values(fold_values: Mapping[str, Sequence[float | None]]) -> dict[str, dict]:
     """The ``values`` of a ``measures`` or ``holdout`` record: each measure's mean and standard
-    deviation over the folds (:func:`~foldstream.operators.stats.mean_std`) beside the fold
+    deviation over the folds (:func:`~foldstream.operators.stats.significance.mean_std`) beside the fold
     values (kept as given).
 
     >>> measure_values({"accuracy": [0.5, 1.0]})["accuracy"]["mean"]
@@ -599,7 +596,7 @@ class VerdictRecord(OutputRecord):
                                description="Scope regime: the number of the segment.")
 
     @classmethod
-    def _build(cls, record: Mapping[str, Any]) -> "VerdictRecord":
+    def build(cls, record: Mapping[str, Any]) -> "VerdictRecord":
         return cls(**{name: record[name] for name, *_ in cls.layout() if name in record})
 
     @property
@@ -690,12 +687,13 @@ class DriftEvaluationRecord(OutputRecord):
     baselines with the same number of alarms, periodic and random; written once, at the end
     of a stream that declares its changes.
 
+    >>> from foldstream.operators.records.reading import parse_record
     >>> from foldstream.operators.stats.drifteval import score
     >>> s = score([[1100]], [1000], 2000, 500).as_record()
     >>> r = DriftEvaluationRecord(stream="s", position=2000, learner="ht", detector="adwin",
     ...                           quantity="loss", of="drifts", folds=1, window=500,
     ...                           changes=[1000], scores=s, periodic=s, random=s)
-    >>> r.as_dict()["scores"]["f1"], parse_record(r.as_dict()) == r
+    >>> r.as_dict()["scores"]["f1"], parse_record(r.as_dict()).as_dict() == r.as_dict()
     (1.0, True)
     """
 
@@ -867,9 +865,9 @@ class SummaryRecord(OutputRecord):
                    **({} if costs is None or interrupted else costs._asdict()))
 
     @classmethod
-    def _build(cls, record: Mapping[str, Any]) -> "SummaryRecord":
-        summary = super(SummaryRecord, cls)._build(record)
-        summary.measures = [MeasuresRecord._build(m) for m in summary.measures]
+    def build(cls, record: Mapping[str, Any]) -> "SummaryRecord":
+        summary = super(SummaryRecord, cls).build(record)
+        summary.measures = [MeasuresRecord.build(m) for m in summary.measures]
         return summary
 
 
@@ -909,234 +907,7 @@ RECORD_CLASSES: dict[str, type[OutputRecord]] = {cls.TYPE: cls for cls in (
 RECORD_TYPES = tuple(RECORD_CLASSES)
 
 
-# ---------------------------------------------------------------------------------- schema
-def _bounded(schema: Any) -> Any:
-    """The schema with every integer bounded by :data:`INT_MAX` (unless bounded already)."""
-    if isinstance(schema, dict):
-        out = {k: _bounded(v) for k, v in schema.items()}
-        kinds = out.get("type")
-        if (kinds == "integer" or isinstance(kinds, list) and "integer" in kinds) \
-                and "maximum" not in out:
-            out["maximum"] = INT_MAX
-        return out
-    if isinstance(schema, list):
-        return [_bounded(v) for v in schema]
-    return schema
-
-
-def record_schema() -> dict[str, Any]:
-    """The JSON Schema (draft 2020-12) of every output record, generated from the classes.
-
-    >>> schema = record_schema()
-    >>> [ref["$ref"].split("/")[-1] for ref in schema["oneOf"]][:3]
-    ['measures', 'comparison', 'verdict']
-    >>> schema["$defs"]["position"]["maximum"] == INT_MAX
-    True
-    """
-    defs = {**SHARED_DEFS, **{kind: cls.schema() for kind, cls in RECORD_CLASSES.items()}}
-    return _bounded({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": f"https://foldstream.invalid/schema/records/{SCHEMA_VERSION}",
-        "title": f"foldstream output record, schema {SCHEMA_VERSION}",
-        "description": "One JSON object per line of a metrics file (or one Kafka message keyed "
-                       "by stream) written by `foldstream run`: docs/method.md §10. Dispatch "
-                       "on `type`. Undefined numbers are null, never 0. A change of field "
-                       "names bumps `schema`. Generated from foldstream.operators.records.outputs.",
-        "oneOf": [_ref(kind) for kind in RECORD_CLASSES],
-        "$defs": defs,
-    })
-
-
-_SCHEMA: dict[str, Any] | None = None
-
-
-def _schema() -> dict[str, Any]:
-    global _SCHEMA
-    if _SCHEMA is None:
-        _SCHEMA = record_schema()
-    return _SCHEMA
-
-
-# --------------------------------------------------------------------------------- checking
-def describe(record: Any) -> str:
-    """A record named in a message by its type, stream and position.
-
-    >>> describe({"type": "alarm", "stream": "s", "position": 3})
-    "alarm record (stream 's', position 3)"
-    """
-    if not isinstance(record, Mapping):
-        return "record"
-    kind = record.get("type")
-    where = ", ".join(f"{k} {_short(record[k])}" for k in ("stream", "position") if k in record)
-    name = f"{_short(kind, quote=False)} record" if isinstance(kind, str) else "record"
-    return f"{name} ({where})" if where else name
-
-
-def _short(value: Any, quote: bool = True, limit: int = 60) -> str:
-    """A value for a message: its repr, cut to ``limit`` characters (never a huge number)."""
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > INT_MAX:
-        return "an integer beyond 2**63"
-    if isinstance(value, (dict, list)):
-        return f"a JSON {'object' if isinstance(value, dict) else 'array'}"
-    text = repr(value) if quote else str(value)
-    return text if len(text) <= limit else text[:limit - 1] + "…"
-
-
-_JSON_TYPES = {"string": str, "boolean": bool, "object": dict, "array": list}
-
-
-def _is(value: Any, kind: str) -> bool:
-    if kind == "null":
-        return value is None
-    if kind in ("number", "integer"):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return False
-        if isinstance(value, float) and not math.isfinite(value):
-            return False
-        return kind == "number" or isinstance(value, int) or value.is_integer()
-    return isinstance(value, _JSON_TYPES[kind])
-
-
-_PATTERNS: dict[str, re.Pattern] = {}
-
-
-def _problem(value: Any, schema: dict[str, Any], at: str, strict: bool) -> str | None:
-    """What is wrong with ``value`` under ``schema`` (the subset of JSON Schema the record
-    schema uses), or ``None``. The walk follows the schema, so its depth is the schema's; not
-    ``strict``, a property the schema does not name is passed over (not descended into)."""
-    where = f"at {at}: " if at else ""
-    if "$ref" in schema:
-        return _problem(value, _schema()["$defs"][schema["$ref"].split("/")[-1]], at, strict)
-    if "oneOf" in schema:
-        problems = [_problem(value, option, at, strict) for option in schema["oneOf"]]
-        if sum(p is None for p in problems) == 1:
-            return None
-        return f"{where}{_short(value)} is not one of the allowed forms"
-    if "const" in schema:
-        const = schema["const"]
-        if value != const or type(value) is not type(const):
-            return f"{where}{_short(value)} is not {const!r}"
-    if "enum" in schema and not any(value == e and type(value) is type(e)
-                                    for e in schema["enum"]):
-        return f"{where}{_short(value)} is not one of {', '.join(map(repr, schema['enum']))}"
-    kinds = schema.get("type")
-    if kinds is not None:
-        kinds = [kinds] if isinstance(kinds, str) else kinds
-        if not any(_is(value, k) for k in kinds):
-            return f"{where}{_short(value)} is not of type {' or '.join(kinds)}"
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if "minimum" in schema and value < schema["minimum"] \
-                or "maximum" in schema and value > schema["maximum"] \
-                or "exclusiveMinimum" in schema and value <= schema["exclusiveMinimum"] \
-                or "exclusiveMaximum" in schema and value >= schema["exclusiveMaximum"]:
-            return f"{where}{_short(value)} is out of range"
-    elif isinstance(value, str):
-        if len(value) < schema.get("minLength", 0):
-            return f"{where}{_short(value)} is too short"
-        pattern = schema.get("pattern")
-        if pattern is not None:
-            compiled = _PATTERNS.get(pattern) or _PATTERNS.setdefault(pattern,
-                                                                      re.compile(pattern))
-            if not compiled.search(value):
-                return f"{where}{_short(value)} does not match {pattern!r}"
-    elif isinstance(value, list):
-        if len(value) < schema.get("minItems", 0):
-            return f"{where}too few items"
-        items = schema.get("items")
-        if items is not None:
-            for i, item in enumerate(value):
-                problem = _problem(item, items, f"{at}[{i}]", strict)
-                if problem is not None:
-                    return problem
-    elif isinstance(value, dict):
-        for key in schema.get("required", ()):
-            if key not in value:
-                return f"{where}{key!r} is a required property"
-        properties = schema.get("properties", {})
-        patterns = schema.get("patternProperties", {})
-        for key, item in value.items():
-            prefix = f"{at}." if at else ""
-            sub = properties.get(key)
-            if sub is None:
-                sub = next((s for p, s in patterns.items()
-                            if (_PATTERNS.get(p) or _PATTERNS.setdefault(p, re.compile(p)))
-                            .search(key)), None)
-            if sub is None:
-                if strict and schema.get("additionalProperties", True) is False:
-                    return f"{where}{_short(key)} was unexpected"
-                continue
-            problem = _problem(item, sub, f"{prefix}{key}", strict)
-            if problem is not None:
-                return problem
-    return None
-
-
-def check_json(value: Any, ref: str, name: str = "record", strict: bool = False) -> None:
-    """Raise :class:`RecordError` naming ``name`` and the field unless ``value`` follows the
-    schema entry ``ref`` (``#/$defs/<type>``); not ``strict``, properties the schema does not
-    name are allowed (and passed over)."""
-    problem = _problem(value, {"$ref": ref}, "", strict)
-    if problem is not None:
-        raise RecordError(f"{name}: {problem}")
-
-
-def version_problem(record: Mapping[str, Any]) -> str | None:
-    """What is wrong with a record's ``schema`` field, or ``None`` when it is
-    :data:`~foldstream.operators.records.base.SCHEMA_VERSION`, the version this foldstream reads.
-
-    >>> version_problem({"schema": 1}) is None, version_problem({"schema": "1"})
-    (True, "schema '1' is not 1, the version this foldstream reads")
-    """
-    version = record.get("schema")
-    if version == SCHEMA_VERSION and type(version) is int:
-        return None
-    return f"schema {_short(version)} is not {SCHEMA_VERSION}, the version this foldstream reads"
-
-
-def parse_record(record: Any, strict: bool = False) -> OutputRecord:
-    """The typed record of a decoded JSON object, checked against the schema.
-
-    Every field the record's class has must be as the schema says; a field it does not have
-    is ignored unless ``strict`` (a later foldstream may add fields within a schema version,
-    as it did with ``scope``; ``foldstream schema --check`` is strict).
-
-    Raises
-    ------
-    RecordError
-        Naming the record (type, stream, position) and what is wrong: not an object, an
-        unknown type, another schema version, a field missing, of the wrong type or out of
-        range.
-
-    Examples
-    --------
-    >>> parse_record({"schema": 1, "type": "alarm", "stream": "s", "position": 3,
-    ...     "learner": "ht", "fold": 0, "detector": "adwin", "quantity": "loss"}).detector
-    'adwin'
-    >>> parse_record({"schema": 1, "type": "alarm", "stream": "s", "position": 10**30})
-    Traceback (most recent call last):
-    RecordError: alarm record (stream 's', position an integer beyond 2**63): at position: an integer beyond 2**63 is out of range
-    """
-    if not isinstance(record, dict):
-        raise RecordError(f"a record must be a JSON object, got {type(record).__name__}")
-    kind = record.get("type")
-    cls = RECORD_CLASSES.get(kind) if isinstance(kind, str) else None
-    if cls is None:
-        raise RecordError(f"{describe(record)}: unknown type {_short(kind)}; "
-                          f"expected one of {', '.join(RECORD_TYPES)}")
-    problem = version_problem(record)
-    if problem is not None:
-        raise RecordError(f"{describe(record)}: {problem}")
-    return cls.from_dict(record, strict)
-
-
-def as_typed(record: OutputRecord | Mapping[str, Any]) -> OutputRecord:
-    """A record as its class: a typed record as it is, a JSON object parsed."""
-    return record if isinstance(record, OutputRecord) else parse_record(record)
-
-
 __all__ = ["AlarmRecord", "ComparisonRecord", "DriftEvaluationRecord", "DriftRecord", "INT_MAX",
            "HoldoutRecord", "LearnerErrorRecord", "Live", "MeasureValue", "MeasuresRecord",
            "OutputRecord", "PartRecord", "RECORD_CLASSES", "RECORD_TYPES", "RankingRecord",
-           "RecordError", "RejectedRecord",
-           "SummaryRecord", "VerdictRecord", "as_typed", "check_json", "describe",
-           "parse_record", "record_schema", "version_problem"]
+           "RecordError", "RejectedRecord", "SummaryRecord", "VerdictRecord"]

@@ -11,6 +11,10 @@ confidence sequences (docs/method.md §12; why there, not here: :mod:`.aggregato
 the configured window every learner keeps a cumulative one, so that each report also gives the
 whole-stream value of every scalar measure (``whole``), as MOA's and River's progressive scores
 do; with a cumulative window configured the two are one.
+
+Why one module: :class:`FoldEvaluator` and its private parts (the pair
+counts, each learner's state, the labels held for delayed scoring) are one object's state,
+pickled together into Flink's keyed state and read back by one ``__setstate__``.
 """
 
 from __future__ import annotations

@@ -3,6 +3,12 @@
 Kept apart so that importing the project does not import numba (see
 :func:`foldstream.operators.stats.detectors._kernels`): each loop is river's algorithm, or the
 project's window arithmetic, operation for operation, as :mod:`.detectors` explains.
+
+Why one module: numba's on-disk cache checks only the source file of the
+function it caches, so a compiled loop that called a compiled function of another file would
+keep a stale copy of it after that file changed. The window loops call ADWIN's step and the
+majority helpers, so every loop that calls another lives in this one file, and the cache stays
+right.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Live verdicts: a confidence sequence for two learners' loss difference (docs/method.md §12).
 
-The rolling fold tests of :mod:`.stats` (Wilcoxon, sign test, ...) are recomputed at every
+The rolling fold tests of :mod:`.significance` (Wilcoxon, sign test, ...) are recomputed at every
 report. Each of them controls its error at one fixed, planned sample size; a reader who watches
 the reports and stops as soon as one says "significant" looks many times and so loses that
 guarantee (the chance of ever seeing a false rejection grows towards one as the stream goes
@@ -69,6 +69,11 @@ and adds each variance term as the correctly rounded square of an exact rational
 at a time in scored order. Its state after a sequence is therefore bit-for-bit the same however
 the sequence was cut into calls, which the byte-identity of the output across batch sizes
 relies on.
+
+Why one module: the whole-stream sequence (:class:`PairSequence`) and the
+regime sequence (:class:`RegimeSequence`, restarted when the comparison changes, at a level
+spent by :func:`segment_alpha`) are one boundary, one interval and one verdict rule applied
+to two spans of the stream; most of the module is the derivation above, which both follow.
 """
 
 from __future__ import annotations

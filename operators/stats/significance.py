@@ -10,6 +10,12 @@ kappa on a window of one class). Such folds are dropped: per learner for :func:`
 pairwise for the paired tests (:func:`wilcoxon`, :func:`sign_test`, :func:`q_statistic`), and
 for every learner at once in :func:`friedman_nemenyi`. A float ``NaN`` is treated like ``None``.
 
+Why one module: these are the tests the aggregator runs together on one
+report's fold values, and they share that handling of undefined folds (``_pairs``,
+``_defined``) and the level check (:func:`check_level`); the bulk is the signed-rank test's
+exact, permutation and asymptotic p-values, which :func:`wilcoxon` and the verdict wording's
+:func:`signed_rank_sums` both read.
+
 The worked example of docs/method.md §6 (Table 1 of Bifet et al.) is used throughout the examples:
 
 >>> A = [77.98, 72.26, 76.95, 77.94, 72.23, 76.90, 77.93, 72.37, 76.93, 77.97]

@@ -9,11 +9,16 @@ true class of the window *before* the example; ties go to the smallest code, the
 first in the stream.
 
 Why arrays: a window is updated once per scored example, per learner and fold; as Python
-objects that would be most of the evaluation's time with a cheap learner. Every window
-keeps its counts in one numpy array and updates them a segment at a time in one compiled loop
-(operators/stats/kernels.py) that does, example by example, the arithmetic described here in the same
-order, so that every count, integer or float, is what the example-by-example update gave
-(tests/test_windows.py keeps that update as the oracle).
+objects that would be most of the evaluation's time with a cheap learner. Every window keeps
+its counts in one numpy array and updates them a segment at a time in one compiled loop
+(operators/stats/kernels.py) that does, example by example, the arithmetic described here in
+the same order, so that every count, integer or float, is what the example-by-example update
+gave (tests/test_windows.py keeps that update as the oracle).
+
+Why one module: the four kinds share the :class:`Window` base's array layout,
+and each kind's reader of its older pickled layouts (a checkpoint's) sits beside the layout it
+converts; :class:`WindowSpec`, the one description of a window that the configuration, the plans
+and the evaluator pass around, names those kinds and their defaults, which are defined here once.
 """
 
 from __future__ import annotations

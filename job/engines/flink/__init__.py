@@ -2,7 +2,8 @@
 
 ``job.py`` builds the job graph (keyed fan-out, learners and evaluators keyed by fold,
 aggregator keyed by stream, state in keyed ``ValueState``); ``env.py`` makes the execution
-environment of a run (settings, checkpoints, resume) and the job's Kafka ends; ``run.py`` checks
+environment of a run (settings, checkpoints, resume); ``kafka.py`` the job's Kafka ends;
+``keying.py`` keys a stream in Java; ``run.py`` checks
 a run before Flink starts, runs it on the local mini-cluster and delivers the records it
 collects; ``routing.py`` aims fold keys at subtasks as Flink's
 key-group hashing does; ``main.py`` is the entry point of ``flink run --python``;

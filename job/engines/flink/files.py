@@ -43,7 +43,7 @@ from typing import Iterable, Iterator, NamedTuple
 from pyflink.common import Row, Types, WatermarkStrategy
 
 from foldstream.job.config import Config
-from foldstream.job.engines.flink.env import key_by_first_field
+from foldstream.job.engines.flink.keying import key_by_first_field
 from foldstream.operators.stages.delay import LabelOnly
 from foldstream.operators.records.base import Example, Rejected
 

@@ -31,16 +31,17 @@ the pending examples) takes arrivals and labels, and its per-fold events travel 
 the fold batches to the same learner tasks and evaluators, which dispatch on their type.
 
 This module holds the graph (:func:`build`) and its functions; how a file or generator source
-is read inside it is :mod:`~foldstream.job.engines.flink.files`'s, where the job runs and its
-Kafka ends :mod:`~foldstream.job.engines.flink.env`'s, the checks before a run, the run and the delivery
-of its records :mod:`~foldstream.job.engines.flink.run`'s.
+is read inside it is :mod:`~foldstream.job.engines.flink.files`'s, where the job runs
+:mod:`~foldstream.job.engines.flink.env`'s, its Kafka ends :mod:`~foldstream.job.engines.flink.kafka`'s,
+the checks before a run, the run and the delivery of its records
+:mod:`~foldstream.job.engines.flink.run`'s.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from pyflink.common import Row, Types
 from pyflink.datastream import KeyedProcessFunction, OutputTag, RuntimeContext, StreamExecutionEnvironment
@@ -49,7 +50,8 @@ from pyflink.datastream.state import ValueStateDescriptor
 from foldstream.job.config import Config
 from foldstream.job.engines.flink import trace
 from foldstream.job.engines.flink.beam_sampler import skip_state_sampler_thread
-from foldstream.job.engines.flink.env import key_by_first_field, kafka_rows
+from foldstream.job.engines.flink.keying import key_by_first_field
+from foldstream.job.engines.flink.kafka import kafka_rows
 from foldstream.job.engines.flink.files import FileInput
 from foldstream.job.engines.flink.routing import MAX_PARALLELISM, fold_routes
 from foldstream.job.plans import Plans, make_plans
@@ -58,7 +60,10 @@ from foldstream.operators.stages.evaluator import FoldEvaluator
 from foldstream.operators.stages.head import StreamHead
 from foldstream.operators.stages.learner import LearnerTask, process_all
 from foldstream.operators.records.outputs import RejectedRecord, SummaryRecord
-from foldstream.operators.records.base import Example, FoldBatch, FoldReport, Rejected, dumps
+from foldstream.operators.records.base import (
+    Example, FoldBatch, FoldReport, PredictionBatch, Rejected, dumps
+)
+from foldstream.operators.stages.delay import DelayFoldBatch, DelayPredictionBatch
 
 PICKLED = Types.PICKLED_BYTE_ARRAY()
 END_OF_INPUT = (1 << 63) - 2  # fired by the watermark a bounded source sends when it ends
@@ -82,12 +87,40 @@ class StreamEnd:
 
 
 # ----------------------------------------------------------------------------- items in transit
-#: The fan-out's fold batches on their way to the learners: ``Row(route, (route, learner,
-#: batch))``, keyed by ``route`` in Java (:func:`~foldstream.job.engines.flink.env.key_by_first_field`),
-#: as the source items are. With ``key_by`` and a Python selector each fold batch went through
+#: The fan-out's fold batches on their way to the learners: ``Row(route, RoutedBatch)``, keyed
+#: by ``route`` in Java (:func:`~foldstream.job.engines.flink.keying.key_by_first_field`), as the
+#: source items are. With ``key_by`` and a Python selector each fold batch went through
 #: one more Python operator (unpickled, keyed, pickled again) whose bundle held it up to a bundle
 #: time; bench/README.md measures the difference.
 ROUTED_TYPE = Types.ROW([Types.STRING(), PICKLED])
+
+
+class Target(NamedTuple):
+    """Where a fold's batches go: the key of a learner-task operator (``route``) and the
+    learner it hosts there (``None``: every learner of the fold, ``fold`` keying). A stream's
+    head keeps one list of them per fold (:attr:`_StreamHead.targets`)."""
+
+    route: str
+    learner: int | None
+
+
+class RoutedBatch(NamedTuple):
+    """A fold batch on its way from the fan-out to a learner task: the record of
+    ``Row(route, RoutedBatch)`` (:data:`ROUTED_TYPE`). A checkpoint taken with unaligned
+    barriers may hold it in flight, so the operators read it by unpacking, which a plain
+    ``(route, learner, batch)`` tuple of an older job answers too."""
+
+    route: str
+    learner: int | None  # None: every learner of the fold
+    batch: FoldBatch | DelayFoldBatch
+
+
+class RoutedPredictions(NamedTuple):
+    """A learner's predictions on their way to its fold's evaluator (``learner_fold``
+    keying), keyed by the evaluator's ``route``; read by unpacking, as :class:`RoutedBatch`."""
+
+    route: str
+    predictions: PredictionBatch | DelayPredictionBatch
 
 
 class DecodeMessage:
@@ -109,8 +142,8 @@ class _StreamHead(StreamHead):
     name, module and attributes are those of checkpoints taken before the head moved to
     ``operators/``, which restore into it."""
 
-    targets: list[list[tuple[str, int | None]]] = field(default_factory=list)  # per fold:
-    # (route, learner or None: all)
+    targets: list[list[Target]] = field(default_factory=list)  # per fold (a checkpoint of an
+    # older job holds plain (route, learner) tuples: read by unpacking)
     started: float = field(default_factory=time.time)
     flush_due: int | None = None  # the flush timer of the current chain (unbounded input)
     reader: object = None  # how far the decoder has read a file or generator source
@@ -195,9 +228,11 @@ class FanOutFunction(_KeyedStateFunction):
         if timestamp == END_OF_INPUT:
             yield from self._fan_out(head, head.flush(final=True))
             if head.stream:  # "": the messages rejected for their key, no stream
-                yield STREAM_ENDS, StreamEnd(head.stream, head.read, head.rejected, head.started,
-                                             head.position if head.delay is not None else None,
-                                             list(head.classes))
+                yield STREAM_ENDS, StreamEnd(
+                    stream=head.stream, read=head.read, rejected=head.rejected,
+                    started=head.started,
+                    position=head.position if head.delay is not None else None,
+                    classes=list(head.classes))
         else:  # a quiet unbounded stream still reports what it has
             yield from self._fan_out(head, head.flush(final=False))
             if timestamp == getattr(head, "flush_due", timestamp):  # the current chain
@@ -208,12 +243,12 @@ class FanOutFunction(_KeyedStateFunction):
     @staticmethod
     def _fan_out(head: _StreamHead, fold_batches: list) -> Iterator[Row]:
         """Each fold batch to its fold's routes (a ``DelayFoldBatch`` as a ``FoldBatch``), as
-        ``Row(route, (route, learner, batch))`` (:data:`ROUTED_TYPE`), keyed by route in Java."""
+        ``Row(route, RoutedBatch)`` (:data:`ROUTED_TYPE`), keyed by route in Java."""
         for fold_batch in fold_batches:
             if trace.TRACE_FILE and fold_batch.fold == 0:
                 trace.stage("fan-out", fold_batch.stream, _end(fold_batch, head.position))
             for route, learner in head.targets[fold_batch.fold]:
-                yield Row(route, (route, learner, fold_batch))
+                yield Row(route, RoutedBatch(route, learner, fold_batch))
 
 
 def _end(batch, position: int) -> int:
@@ -223,15 +258,15 @@ def _end(batch, position: int) -> int:
 
 
 def learner_targets(stream: str, plans: Plans, parallelism: int,
-                    keying: str) -> list[list[tuple[str, int | None]]]:
+                    keying: str) -> list[list[Target]]:
     """Where each fold's batches go: one key per fold hosting every learner (``fold``), or one
     key per learner and fold (``learner_fold``), spread evenly over the subtasks."""
     k, n_learners = plans.folds, len(plans.learners)
     if keying == "fold":
         routes = fold_routes(stream, k, parallelism, MAX_PARALLELISM)
-        return [[(routes[f], None)] for f in range(k)]
+        return [[Target(routes[f], None)] for f in range(k)]
     routes = fold_routes(f"{stream}#learners", k * n_learners, parallelism, MAX_PARALLELISM)
-    return [[(routes[f * n_learners + l], l) for l in range(n_learners)] for f in range(k)]
+    return [[Target(routes[f * n_learners + l], l) for l in range(n_learners)] for f in range(k)]
 
 
 @dataclass
@@ -260,7 +295,7 @@ class FoldFunction(_KeyedStateFunction):
         return _FoldState({l: p.learner_task(l, batch.fold) for l in learners},
                           p.fold_evaluator(batch.stream, batch.fold) if learner is None else None)
 
-    def process_element(self, routed, ctx):
+    def process_element(self, routed: RoutedBatch, ctx):
         _, learner, batch = routed
         p = self.plans
         state: _FoldState = self._stored(lambda: self._start(learner, batch))
@@ -274,7 +309,7 @@ class FoldFunction(_KeyedStateFunction):
                 trace.stage("learners-out", batch.stream, _end(batch, state.evaluator.position))
         else:
             route = fold_routes(batch.stream, p.folds, self.parallelism, MAX_PARALLELISM)[batch.fold]
-            yield route, state.tasks[learner].process(batch)
+            yield RoutedPredictions(route, state.tasks[learner].process(batch))
         self.state.update(state)
 
 
@@ -286,7 +321,7 @@ class EvaluatorFunction(_KeyedStateFunction):
     def __init__(self, plans: Plans):
         self.plans = plans
 
-    def process_element(self, routed, ctx):
+    def process_element(self, routed: RoutedPredictions, ctx):
         _, predictions = routed
         evaluator: FoldEvaluator = self._stored(
             lambda: self.plans.fold_evaluator(predictions.stream, predictions.fold))
@@ -336,8 +371,9 @@ def _stream_of(item) -> str:
     return item.stream or ""
 
 
-def _route(routed) -> str:
-    return routed[0]
+def _route(routed: RoutedPredictions) -> str:
+    route, _ = routed
+    return route
 
 
 def build(env: StreamExecutionEnvironment, config: Config, items: FileInput | None = None):

@@ -15,7 +15,8 @@ On the local mini-cluster (blocks until the job ends, i.e. forever for an unboun
 The configuration must read from Kafka and write to Kafka (``source.kind: kafka`` and
 ``sink.kind: kafka``): a job on a cluster has no client that could read a file or collect the
 records into one. Everything else is the engine's (:mod:`foldstream.job.engines.flink.job`, the
-graph; :mod:`~foldstream.job.engines.flink.env`, the environment and the Kafka ends;
+graph; :mod:`~foldstream.job.engines.flink.env`, the environment;
+:mod:`~foldstream.job.engines.flink.kafka`, the Kafka ends;
 :mod:`~foldstream.job.engines.flink.run`, the checks): this file only loads the configuration,
 wires the job and starts it. It defines no function that runs on the
 cluster (the TaskManagers import ``foldstream`` from their own Python environment).
@@ -75,7 +76,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def submit(config: Config):
     """Build the job into a fresh environment and execute it (returns on a detached submit)."""
-    from foldstream.job.engines.flink import env as flink_env
+    from foldstream.job.engines.flink import env as flink_env, kafka as flink_kafka
     from foldstream.job.engines.flink.job import build
     from foldstream.job.engines.flink.run import check_kafka
 
@@ -94,7 +95,7 @@ def submit(config: Config):
     env = flink_env.make_environment(
         config, checkpoint_dir=config.checkpoint_dir if config.engine.checkpoint_dir else None)
     records, dead_letters = build(env, config)
-    flink_env.to_kafka(env, config, records, dead_letters)
+    flink_kafka.to_kafka(env, config, records, dead_letters)
     return env.execute(JOB_NAME)
 
 

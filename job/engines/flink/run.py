@@ -22,6 +22,7 @@ from pyflink.common import Types
 
 from foldstream.job.config import Config, ConfigError
 from foldstream.job.engines.flink import env as flink_env
+from foldstream.job.engines.flink import kafka as flink_kafka
 from foldstream.job.engines.flink import files as flink_files
 from foldstream.job.engines.flink.job import build
 from foldstream.job.engines.stopping import Delivered, interruptible
@@ -51,11 +52,11 @@ def check_kafka(config: Config) -> None:
 
     source, sink = config.source, config.sink
     if source.kind == "kafka":
-        check_bootstrap(source.bootstrap_servers, flink_env.PREFLIGHT_TIMEOUT_S,
+        check_bootstrap(source.bootstrap_servers, flink_kafka.PREFLIGHT_TIMEOUT_S,
                         topics=[source.topic] + ([source.labels_topic] if source.labels_topic
                                                  else []))
     if sink.kind == "kafka":
-        check_bootstrap(sink.bootstrap_servers, flink_env.PREFLIGHT_TIMEOUT_S,
+        check_bootstrap(sink.bootstrap_servers, flink_kafka.PREFLIGHT_TIMEOUT_S,
                         topics=[sink.topic, sink.dead_letter_topic])
 
 
@@ -85,7 +86,7 @@ def run(config: Config, emit, dead_letter, on_progress=None, source=None,
             return  # an empty input: no stream, no record (as in the in-process engine)
         records, dead_letters = build(env, config, items)
         if config.sink.kind == "kafka":
-            flink_env.to_kafka(env, config, records, dead_letters)
+            flink_kafka.to_kafka(env, config, records, dead_letters)
             env.execute("foldstream")
             return
         tagged = records.map(lambda r: "M" + r, Types.STRING()).union(

@@ -15,7 +15,7 @@ curve.
 Records are checked as they are folded: one that does not follow the record contract of
 docs/method.md §10 (a missing field, a field of the wrong type, an unknown ``type``) is skipped
 and counted per source, never raised. The check is structural and cheap (a dashboard reads
-hundreds of records a second), :func:`foldstream.operators.records.outputs.parse_record`, the one every
+hundreds of records a second), :func:`foldstream.operators.records.reading.parse_record`, the one every
 reader makes, into the record's class; what a page shows is derived from the typed record. Records
 of types and fields added later (``verdict``, ``comparison.sequential``, docs/method.md §12) are
 shown when present.
@@ -38,8 +38,9 @@ from foldstream.job.tools.records import describe_record, describe_window
 from foldstream.job.tools.watch import RateMeter
 from foldstream.operators.records.outputs import (
     AlarmRecord, ComparisonRecord, DriftRecord, Live, MeasuresRecord, RankingRecord, RecordError,
-    SummaryRecord, VerdictRecord, as_typed
+    SummaryRecord, VerdictRecord
 )
+from foldstream.operators.records.reading import as_typed
 from foldstream.operators.stats.sequential import UNDECIDED
 from foldstream.job.verdicts import (
     fold_verdict, live_scope_text, scope_disagreement, sequential_head, sequential_text
