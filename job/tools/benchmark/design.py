@@ -26,10 +26,12 @@ from foldstream.job.checks import check_choices
 from foldstream.job.config import Config, ConfigError, EngineConfig, EvaluationConfig, \
     FileSource, GeneratorSource, LearnerConfig, apply_overrides, check_unique, format_errors, \
     jvm_options_first, read_yaml
+from foldstream.operators.stages.aggregator import COMPARE
 from foldstream.operators.stats.measures import MEASURES
 
-#: The measures of the comparison table unless ``measures`` names others.
-TABLE_MEASURES = ("accuracy", "kappa_m")
+#: The measures of the comparison table unless ``measures`` names others: the ones every run
+#: compares across learners (``evaluation.compare``'s default).
+TABLE_MEASURES = COMPARE
 
 
 class _Strict(BaseModel):
