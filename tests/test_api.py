@@ -395,7 +395,7 @@ def test_the_readme_example_runs_and_gives_the_records_of_the_cli(tmp_path, monk
     assert results.records[-1]["type"] == "summary" and results.records[-1]["position"] == 5000
     assert set(results.measures("accuracy").learner) == {"ht", "nb"}
     printed = capsys.readouterr().out
-    assert "stream sea: 5000 examples" in printed and "wilcoxon_p" in printed
+    assert "sea · 5,000 examples" in printed and "wilcoxon_p" in printed
     assert sorted(os.listdir("plots")) == sorted(f"{stem}.png" for stem in namespace["figures"])
     assert "sea-accuracy" in namespace["figures"]
     api = comparable(Path("out/metrics.jsonl").read_text(encoding="utf-8").splitlines())
