@@ -36,8 +36,9 @@ def test_both_engines_hold_the_one_head():
     assert type(StreamStages(p, "s").head) is StreamHead
     head = p.stream_head("s", _StreamHead, targets=[[("r", None)]] * 3)
     assert isinstance(head, StreamHead)
-    # what a checkpoint holds: the old state, and how far the job has read its file or generator
-    assert set(vars(head)) == OLD_STATE | {"reader"}
+    # what a checkpoint holds: the old state, how far the job has read its file or generator,
+    # and the held-out test set (None unless evaluation.holdout; a class default for old states)
+    assert set(vars(head)) == OLD_STATE | {"reader", "holdout"}
     again = pickle.loads(pickle.dumps(head))
     assert type(again) is _StreamHead and again.targets == head.targets
     del head.reader  # a head checkpointed before it kept one restores with none
