@@ -352,6 +352,7 @@ def test_folds_on_java_threads_give_the_records_of_one_thread(elec_path, mode, b
     from foldstream.job.engines.inprocess import evaluate_to_list
     from foldstream.job.plans import make_plans, open_source
     from foldstream.operators.records.base import dumps
+    from foldstream.operators.records.outputs import SummaryRecord
 
     learners = ("learners=[{name: bag, model: moa.classifiers.meta.OzaBag, options: "
                 "'-l trees.HoeffdingTree -s 4', params: {seed: 5}, fold_seeds: true}, "
@@ -365,8 +366,7 @@ def test_folds_on_java_threads_give_the_records_of_one_thread(elec_path, mode, b
                                  "evaluation.report_every=500",
                                  f"engine.batch_size={batch_size}", f"engine.threads={threads}"])
         records, _ = evaluate_to_list(make_plans(cfg), open_source(cfg))
-        return [dumps({k: v for k, v in r.items() if k not in ("wall_time_s",
-                                                               "examples_per_second")})
+        return [dumps({k: v for k, v in r.items() if k not in SummaryRecord.TIMING_FIELDS})
                 for r in records]
 
     one = run(1)
