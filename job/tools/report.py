@@ -91,7 +91,7 @@ def gather(records: Iterable[Any], source: str = "", skipped: int = 0) -> RunFac
     ...                  "learner": "a", "fold": 0, "detector": "adwin", "quantity": "loss"},
     ...                 {"schema": 1, "type": "mystery"}])
     >>> facts.facts["s"].counts["alarm"], facts.invalid
-    (1, ["mystery record: unknown type 'mystery'; expected one of measures, comparison, verdict, ranking, alarm, drift, drift_evaluation, learner_error, rejected, summary, part"])
+    (1, ["mystery record: unknown type 'mystery'; expected one of measures, comparison, verdict, ranking, alarm, drift, drift_evaluation, learner_error, rejected, summary, part, holdout"])
     """
     facts: dict[str, StreamFacts] = {}
     configs: list[Any] = []

@@ -54,7 +54,7 @@ def load_schema() -> dict[str, Any]:
     >>> schema["$schema"]
     'https://json-schema.org/draft/2020-12/schema'
     >>> sorted(ref["$ref"].split("/")[-1] for ref in schema["oneOf"])
-    ['alarm', 'comparison', 'drift', 'learner_error', 'measures', 'part', 'ranking', 'rejected', 'summary', 'verdict']
+    ['alarm', 'comparison', 'drift', 'drift_evaluation', 'holdout', 'learner_error', 'measures', 'part', 'ranking', 'rejected', 'summary', 'verdict']
     """
     return json.loads(_schema_text())
 
