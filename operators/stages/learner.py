@@ -383,10 +383,8 @@ class LearnerTask:
             kept = [0.0] * (len(batch.classes) * len(scored)) if keep else None
         elif hasattr(self.model, "run_batch"):  # MOA's: one call per batch
             return self.finish(batch, self.model.run_batch(batch, prequential, xs))
-        elif keep:
-            y_pred, kept, error = self._predict_proba_learn(batch, xs, scored)
         else:
-            (y_pred, error), kept = self._predict_learn(batch, xs, scored), None
+            y_pred, kept, error = self._predict_learn(batch, xs, scored, bool(keep))
         return self._predictions(batch, y_pred, scored, error, kept)
 
     def splits(self, batch: FoldBatch | DelayFoldBatch) -> bool:
@@ -429,28 +427,40 @@ class LearnerTask:
             classes=batch.classes, final=batch.final, error=error, scores=kept, keys=batch.keys,
             cost=self.cost(batch.final))
 
-    def _predict_learn(self, batch: FoldBatch, xs: list[dict],
-                       scored: list[bool]) -> tuple[list[int], LearnerError | None]:
-        """Each example in turn: predict (where ``scored``), then learn with its weight.
+    def _predict_learn(self, batch: FoldBatch, xs: list[dict], scored: list[bool],
+                       keep: bool = False
+                       ) -> tuple[list[int], list[float] | None, LearnerError | None]:
+        """Each example in turn: predict (where ``scored``), then learn with its weight; the CPU
+        seconds of each phase added to :attr:`cpu_predict_s` and :attr:`cpu_learn_s`.
 
         A prediction of ``None`` (learner not ready) or of an unknown label scores as wrong
-        (-1). Returns the predictions and the error that quarantined the replica, if one
-        raised: the examples after it get none (-1); where ``learn_one`` raised, the
-        prediction already made stands."""
+        (-1). With ``keep``, each prediction's class scores are kept too (:meth:`_scores`;
+        ``None`` otherwise): one score per class of the batch, 0.0 for a class the learner gives
+        none and for an example not predicted. Returns the predictions, the kept scores and the
+        error that quarantined the replica, if one raised: the examples after it get none (-1);
+        where ``learn_one`` raised, the prediction already made stands."""
         model, weighted = self.model, self._weighted
-        predict, get = model.predict_one, {label: code for code, label
-                                           in enumerate(batch.classes)}.get
         classes = batch.classes
+        get = {label: code for code, label in enumerate(classes)}.get
+        predict = model.predict_one
+        guess = self._scores(model, classes, get) if keep else None
+        nothing = [0.0] * len(classes) if keep else None
         y_pred: list[int] = []
         append = y_pred.append
-        phase, p = "predict", -1
+        kept: list[float] | None = [] if keep else None
+        phase, p, row = "predict", -1, nothing
         clock = time.thread_time
         spent_predict = spent_learn = 0.0
         then = clock()
         try:
             for x, w, code, score in zip(xs, batch.weights, batch.y, scored):
                 phase = "predict"
-                p = get(predict(x), -1) if score else -1
+                if not score:
+                    p, row = -1, nothing
+                elif guess is None:
+                    p = get(predict(x), -1)
+                else:
+                    p, row = guess(x)
                 now = clock()
                 spent_predict += now - then
                 phase = "learn"
@@ -459,72 +469,41 @@ class LearnerTask:
                 then = clock()
                 spent_learn += then - now
                 append(p)
+                if kept is not None:
+                    kept += row
         except LEARNER_ERRORS as exc:  # any learner bug: quarantine the replica
             self.cpu_predict_s += spent_predict
             self.cpu_learn_s += spent_learn
             done = len(y_pred)
             append(-1 if phase == "predict" else p)
             y_pred += [-1] * (len(scored) - done - 1)
-            self.failed = LearnerError(batch.start + done + 1, phase, error_text(exc))
-            return y_pred, self.failed
-        self.cpu_predict_s += spent_predict
-        self.cpu_learn_s += spent_learn
-        return y_pred, None
-
-    def _predict_proba_learn(self, batch: FoldBatch, xs: list[dict], scored: list[bool]
-                             ) -> tuple[list[int], list[float], LearnerError | None]:
-        """:meth:`_predict_learn` keeping each prediction's class scores: river's
-        ``predict_proba_one``, one score per class of the batch (0.0 for a class it gives none,
-        and for an example not predicted). The label is the one ``predict_one`` gives: read off
-        the same probabilities when the model keeps river's own ``predict_one``, asked of it
-        otherwise."""
-        model, weighted = self.model, self._weighted
-        proba = model.predict_proba_one
-        own_predict = None if type(model).predict_one is _RIVER_PREDICT_ONE else model.predict_one
-        classes = batch.classes
-        get = {label: code for code, label in enumerate(classes)}.get
-        nothing = [0.0] * len(classes)
-        y_pred: list[int] = []
-        kept: list[float] = []
-        phase, p, row = "predict", -1, nothing
-        clock = time.thread_time
-        spent_predict = spent_learn = 0.0
-        then = clock()
-        try:
-            for x, w, code, score in zip(xs, batch.weights, batch.y, scored):
-                phase = "predict"
-                if score:
-                    probabilities = proba(x)
-                    row = [probabilities.get(label, 0.0) for label in classes]
-                    if own_predict is not None:
-                        p = get(own_predict(x), -1)
-                    else:
-                        p = get(max(probabilities, key=probabilities.get), -1) \
-                            if probabilities else -1
-                else:
-                    p, row = -1, nothing
-                now = clock()
-                spent_predict += now - then
-                phase = "learn"
-                if w > 0:
-                    learn(model, x, classes[code], w, weighted)
-                then = clock()
-                spent_learn += then - now
-                y_pred.append(p)
-                kept += row
-        except LEARNER_ERRORS as exc:  # any learner bug: quarantine the replica
-            self.cpu_predict_s += spent_predict
-            self.cpu_learn_s += spent_learn
-            done = len(y_pred)
-            y_pred.append(-1 if phase == "predict" else p)
-            kept += nothing if phase == "predict" else row
-            y_pred += [-1] * (len(scored) - done - 1)
-            kept += nothing * (len(scored) - done - 1)
+            if kept is not None:
+                kept += nothing if phase == "predict" else row
+                kept += nothing * (len(scored) - done - 1)
             self.failed = LearnerError(batch.start + done + 1, phase, error_text(exc))
             return y_pred, kept, self.failed
         self.cpu_predict_s += spent_predict
         self.cpu_learn_s += spent_learn
         return y_pred, kept, None
+
+    @staticmethod
+    def _scores(model: Any, classes: list, get) -> Any:
+        """A function of ``x`` giving the predicted code and the class scores (river's
+        ``predict_proba_one``, one per class of ``classes``). The label is the one
+        ``predict_one`` gives: read off the same probabilities when the model keeps river's own
+        ``predict_one``, asked of it otherwise."""
+        proba = model.predict_proba_one
+        own_predict = None if type(model).predict_one is _RIVER_PREDICT_ONE else model.predict_one
+
+        def guess(x: dict) -> tuple[int, list[float]]:
+            probabilities = proba(x)
+            row = [probabilities.get(label, 0.0) for label in classes]
+            if own_predict is not None:
+                return get(own_predict(x), -1), row
+            return (get(max(probabilities, key=probabilities.get), -1)
+                    if probabilities else -1), row
+
+        return guess
 
     def _process_delayed(self, batch: DelayFoldBatch) -> DelayPredictionBatch:
         """Delayed labels (docs/method.md §13): predict at each arrival, train at each label.
