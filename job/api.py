@@ -183,6 +183,19 @@ def _learners(learners: Any) -> list[LearnerConfig]:
     return entries
 
 
+def _evaluation_keywords(evaluation: dict[str, Any], function: str, takes: str) -> None:
+    """Refuse the keywords of ``foldstream.<function>`` that are no key of ``evaluation``
+    (``takes``: its other keywords, named in the message), and turn a window given by its
+    kind's name into its section, in place."""
+    unknown = [k for k in evaluation if k not in EvaluationConfig.model_fields]
+    if unknown:
+        raise ConfigError(f"{', '.join(unknown)}: not a keyword of foldstream.{function}; it "
+                          f"takes {takes} and the keys of evaluation: "
+                          f"{', '.join(EvaluationConfig.model_fields)}")
+    if isinstance(evaluation.get("window"), str):
+        evaluation["window"] = _section(evaluation["window"])
+
+
 def _section(value: Any, kind: str | None = None) -> Any:
     """A section given by its kind alone (``engine="flink"``) or in the configuration's form;
     ``kind``: the one a mapping without a kind gets (a sink with a ``path`` is a file)."""
@@ -206,13 +219,7 @@ def make_config(source: Any, learners: Any, *, limit: int | None = None,
     ConfigError
         Naming every offending key, as ``foldstream validate`` does.
     """
-    unknown = [k for k in evaluation if k not in EvaluationConfig.model_fields]
-    if unknown:
-        raise ConfigError(f"{', '.join(unknown)}: not a keyword of foldstream.evaluate; it takes "
-                          f"{', '.join(RUN_KEYWORDS)} and the keys of evaluation: "
-                          f"{', '.join(EvaluationConfig.model_fields)}")
-    if isinstance(evaluation.get("window"), str):
-        evaluation["window"] = _section(evaluation["window"])
+    _evaluation_keywords(evaluation, "evaluate", ", ".join(RUN_KEYWORDS))
     config_source, source_object = _source(source, limit, stream)
     if engine is not None:  # before the learners: a MOA learner's check starts the JVM
         jvm_options_first({"engine": _section(engine)})
@@ -416,13 +423,8 @@ def benchmark(streams: Any, learners: Any, *, limit: int | None = None,
     from foldstream.job.tools.benchmark import run_benchmark, validate_benchmark
     from foldstream.job.tools.benchmark.outputs import Provenance, results_of
 
-    unknown = [k for k in evaluation if k not in EvaluationConfig.model_fields]
-    if unknown:
-        raise ConfigError(f"{', '.join(unknown)}: not a keyword of foldstream.benchmark; it "
-                          f"takes limit, measures, engine, workers, results, progress and the "
-                          f"keys of evaluation: {', '.join(EvaluationConfig.model_fields)}")
-    if isinstance(evaluation.get("window"), str):
-        evaluation["window"] = _section(evaluation["window"])
+    _evaluation_keywords(evaluation, "benchmark",
+                         "limit, measures, engine, workers, results, progress")
     named = streams.items() if isinstance(streams, Mapping) else \
         ((None, s) for s in streams) if isinstance(streams, (list, tuple)) else None
     if named is None:
