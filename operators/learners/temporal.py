@@ -219,8 +219,8 @@ class RandomAlarms(base.BinaryDriftAndWarningDetector):
     >>> for i in range(1, 10):
     ...     detector.update(0)
     ...     alarms.append(detector.drift_detected)
-    >>> [i for i, a in enumerate(alarms, 1) if a]
-    [3, 6, 9]
+    >>> [i for i, a in enumerate(alarms, 1) if a], detector.alarms
+    ([3, 6, 9], 3)
     """
 
     def __init__(self, p: float = 0.01, warm_start: int = 30, seed: int | None = None):
@@ -234,6 +234,7 @@ class RandomAlarms(base.BinaryDriftAndWarningDetector):
         self.seed = seed
         self._rng = random.Random(seed)
         self._since = 0
+        self.alarms = 0  # alarms so far
 
     def _reset(self):
         super()._reset()
@@ -245,6 +246,7 @@ class RandomAlarms(base.BinaryDriftAndWarningDetector):
         self._since += 1
         if self._since >= self.warm_start and self._rng.random() < self.p:
             self._drift_detected = True
+            self.alarms += 1
 
 
 __all__ = ["LAG1", "RandomAlarms", "TemporalCorrectionClassifier"]
