@@ -64,7 +64,7 @@ def tc_learners(name: str) -> dict:
 
 FIG7_P = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0)  # random alarms' probability
 # Figure 7's rows and probabilities per data set: Covertype's naive Bayes (54 features) costs
-# about four times Electricity's per example, so it runs on fewer rows and a coarser grid.
+# about three times Electricity's per example, so it runs on fewer rows and a coarser grid.
 FIG7_LIMIT = {"electricity": None, "covertype": 10_000}
 FIG7_GRID = {"electricity": FIG7_P, "covertype": (1e-4, 1e-3, 1e-2, 0.1, 1.0)}
 FIG7_VERSIONS = ("original", "temporal", "shuffled")
