@@ -105,8 +105,8 @@ def test_on_electricity_it_beats_naive_bayes_in_every_mode(elec_path):
     """In cv, whose folds do not learn every label, ``lags: 1`` gives it the stream's previous
     label: its gain over naive Bayes holds there, not only in single mode."""
     learners = {"nb": {"model": "river.naive_bayes.GaussianNB"},
-                "nb_tc": {"model": TC, "params": {"model": {"model": "river.naive_bayes.GaussianNB"}},
-                          "lags": 1}}
+                "nb_tc": {"model": TC, "lags": 1,
+                          "params": {"model": {"model": "river.naive_bayes.GaussianNB"}}}}
     results = foldstream.evaluate(str(elec_path), learners, mode="cv", folds=3, limit=3000,
                                   window="cumulative", report_every=10**6,
                                   verdicts={"enabled": False})
