@@ -60,7 +60,7 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from foldstream.operators.learners.fitting import scores
+from foldstream.operators.learners.fitting import scored_flags
 from foldstream.operators.learners.moa.jvm import DEFAULT_JVM_OPTIONS, start_jvm
 from foldstream.operators.learners.moa.options import _as_error, check_config, cli_string, java_error
 from foldstream.operators.records.base import error_text
@@ -332,7 +332,7 @@ class MoaClassifier:
         """:meth:`run_batch` up to Java's answer, on the pool of ``threads`` Java threads
         when there are more than one (:meth:`send`); :meth:`finish_batch` takes the answer."""
         weights = batch.weights
-        scored = [scores(prequential, w) for w in weights]
+        scored = scored_flags(prequential, weights)
         call = self.send(xs, batch.y, weights, scored, batch.classes, threads)
         return BatchCall(batch.start, scored, call)
 
