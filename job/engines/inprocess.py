@@ -55,6 +55,18 @@ class StreamStages:
         self.holdout = p.holdout_scorer(s)
         self.queue = FoldQueue(p.threads)  # the learner tasks' batches, answered in order
 
+    def __getstate__(self) -> dict:
+        """The stages' state without their queue, which must be empty (:meth:`drain`): a
+        batch held in Java is no state to keep."""
+        if self.queue.held:
+            raise ValueError("the stages hold batches in Java: drain() them before pickling")
+        return {k: v for k, v in self.__dict__.items() if k != "queue"}
+
+    def __setstate__(self, state: dict) -> None:
+        """Stages pickled (before they had a queue, too) get an empty queue."""
+        self.__dict__.update(state)
+        self.queue = FoldQueue(self.plans.threads)
+
     def through_folds(self, fold_batches: list, hold: bool = False) -> list[Record]:
         """The records of fold batches passed through the learner tasks, the evaluators and
         the aggregator, in order. With ``hold``, the batches that MOA's learners learn on
