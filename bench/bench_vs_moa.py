@@ -345,15 +345,17 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def write_covtype_arff(path: Path) -> int:
-    """All of Forest Covertype (``dataset://covtype``) as ARFF, its classes in foldstream's
-    order (first appearance); returns its examples."""
+def write_covtype_arff(path: Path, rows: int | None = None) -> int:
+    """All of Forest Covertype (``dataset://covtype``) as ARFF, or its first ``rows``
+    examples, its classes in foldstream's order (first appearance); returns its examples."""
+    import itertools
+
     from foldstream.connectors.datasets import dataset_path
 
     with gzip.open(dataset_path("covtype"), "rt", newline="") as fh:
         reader = csv.reader(fh)
         header = next(reader)
-        data = list(reader)
+        data = list(itertools.islice(reader, rows))
     classes = list(dict.fromkeys(r[-1] for r in data))
     with path.open("w") as fh:
         fh.write("@relation covtype\n")
@@ -385,16 +387,17 @@ def timed(command: list[str]) -> tuple[float, float]:
 
 
 def foldstream_whole(arff: Path, label: str, learner: str, folds: int,
-                     more: Sequence[str] = ()) -> Whole:
-    """``foldstream run`` on ``arff`` in a fresh process (the ``foldstream`` beside this
-    interpreter), with ``more`` overrides (``engine.threads=1``, ``engine.kind=flink``)."""
+                     more: Sequence[str] = (), exe: str | None = None) -> Whole:
+    """``foldstream run`` on ``arff`` in a fresh process (``exe``, by default the
+    ``foldstream`` beside this interpreter), with ``more`` overrides (``engine.threads=1``,
+    ``engine.kind=flink``)."""
     import json
 
     with tempfile.TemporaryDirectory() as tmp:
         sink = Path(tmp) / "metrics.jsonl"
         sets = [f"source={{kind: file, path: {arff}, label: {label}}}", learner, *WHOLE_OVERRIDES,
                 f"evaluation.folds={folds}", f"sink.path={sink}", *more]
-        command = [str(Path(sys.executable).with_name("foldstream")), "run", "--quiet",
+        command = [exe or str(Path(sys.executable).with_name("foldstream")), "run", "--quiet",
                    *(a for o in sets for a in ("--set", o))]
         wall, cpu = timed(command)
         summary = json.loads(sink.read_text().splitlines()[-1])
@@ -415,10 +418,14 @@ def moa_whole(arff: Path, learner: str, folds: int) -> Whole:
 
 
 def whole(data: list[str], moa_learners: list[str], folds: int, repeat: int,
-          more: Sequence[str] = (), nochange: bool = True) -> None:
+          more: Sequence[str] = (), nochange: bool = True, rows: int | None = None,
+          others: Sequence[str] = (), nochange_learner: str = NOCHANGE[1]) -> None:
     """The ``--whole`` table (see the module docstring): the best of ``repeat`` rounds, each
     round MOA's task then foldstream's run (with the ``more`` overrides), one after the other,
-    fresh processes; ``nochange``: the no-change pair too."""
+    fresh processes; ``nochange``: the no-change pair too, foldstream's side with
+    ``nochange_learner`` (an override of ``learners``); ``rows``: Covertype's first ``rows``
+    examples only; ``others``: more ``foldstream`` executables (another checkout's, to compare
+    two versions), each run after foldstream's in every round, printed on the round's line."""
     print("| data | learner | MOA whole process | foldstream whole process | x MOA (whole) "
           "| MOA CPU | foldstream CPU | MOA's evaluation CPU | foldstream job clock | load |")
     print("|---|---|---|---|---|---|---|---|---|---|")
@@ -429,9 +436,9 @@ def whole(data: list[str], moa_learners: list[str], folds: int, repeat: int,
                 write_arff(arff)
                 label = "target"
             else:
-                write_covtype_arff(arff)
+                write_covtype_arff(arff, rows)
                 label = "Cover_Type"
-            pairs = [*([NOCHANGE] if nochange else []),
+            pairs = [*([(NOCHANGE[0], nochange_learner)] if nochange else []),
                      *((m, learner_overrides(m)[0]) for m in moa_learners)]
             for moa_learner, overrides in pairs:
                 best_moa = best_fs = Whole(*[float("inf")] * 3)
@@ -440,9 +447,13 @@ def whole(data: list[str], moa_learners: list[str], folds: int, repeat: int,
                     moa = moa_whole(arff, moa_learner, folds)
                     ours = foldstream_whole(arff, label, overrides, folds, more)
                     loads.append(load())
+                    other = [f"; {exe}: {o.wall:.2f} s (cpu {o.cpu:.2f}, job clock {o.clock:.2f})"
+                             for exe in others
+                             for o in [foldstream_whole(arff, label, overrides, folds, more, exe)]]
                     print(f"# {name} {moa_learner} round {round_ + 1}: MOA {moa.wall:.2f} s "
                           f"(cpu {moa.cpu:.2f}), foldstream {ours.wall:.2f} s (cpu {ours.cpu:.2f},"
-                          f" job clock {ours.clock:.2f}); load {loads[-1]}", flush=True)
+                          f" job clock {ours.clock:.2f}); load {loads[-1]}{''.join(other)}",
+                          flush=True)
                     best_moa = min(best_moa, moa)
                     best_fs = min(best_fs, ours)
                 print(f"| {name} | {moa_learner} | {best_moa.wall:.2f} s | {best_fs.wall:.2f} s | "
@@ -521,11 +532,17 @@ def main(argv: list[str] | None = None) -> int:
                              "engine.kind=flink, engine.parallelism=2)")
     parser.add_argument("--no-nochange", action="store_true",
                         help="--whole: leave out the no-change pair")
+    parser.add_argument("--rows", type=int, default=None,
+                        help="--whole: Covertype's first ROWS examples only")
+    parser.add_argument("--other", action="append", default=[], metavar="FOLDSTREAM",
+                        help="--whole: another foldstream executable run in each round too")
+    parser.add_argument("--nochange-learner", default=NOCHANGE[1],
+                        help="--whole: foldstream's no-change learner (a learners= override)")
     args = parser.parse_args(argv)
     if args.whole:
         moa_learners = [m for m in args.learners.split(",") if m]
         whole(args.data.split(","), moa_learners, args.folds, args.repeat, args.set,
-              not args.no_nochange)
+              not args.no_nochange, args.rows, args.other, args.nochange_learner)
         return 0
     if args.startup:
         startup(args.repeat)

@@ -32,7 +32,7 @@ from foldstream.job.engines.stopping import (
 from foldstream.job.plans import Plans
 from foldstream.operators.stages.delay import LabelOnly
 from foldstream.operators.stages.head import StreamHead, TooManyClasses, counts_as_read
-from foldstream.operators.stages.learner import process_all
+from foldstream.operators.stages.learner import FoldQueue
 from foldstream.operators.records.outputs import RejectedRecord
 from foldstream.operators.records.base import Example, Record, Rejected
 
@@ -53,10 +53,26 @@ class StreamStages:
         self.evaluators = [p.fold_evaluator(s, f) for f in range(p.folds)]
         self.aggregator = p.aggregator(s)
         self.holdout = p.holdout_scorer(s)
+        self.queue = FoldQueue(p.threads)  # the learner tasks' batches, answered in order
 
-    def through_folds(self, fold_batches: list) -> list[Record]:
+    def __getstate__(self) -> dict:
+        """The stages' state without their queue, which must be empty (:meth:`drain`): a
+        batch held in Java is no state to keep."""
+        if self.queue.held:
+            raise ValueError("the stages hold batches in Java: drain() them before pickling")
+        return {k: v for k, v in self.__dict__.items() if k != "queue"}
+
+    def __setstate__(self, state: dict) -> None:
+        """Stages pickled (before they had a queue, too) get an empty queue."""
+        self.__dict__.update(state)
+        self.queue = FoldQueue(self.plans.threads)
+
+    def through_folds(self, fold_batches: list, hold: bool = False) -> list[Record]:
         """The records of fold batches passed through the learner tasks, the evaluators and
-        the aggregator, in order."""
+        the aggregator, in order. With ``hold``, the batches that MOA's learners learn on
+        Java's threads may stay there (:class:`~foldstream.operators.stages.learner.FoldQueue`):
+        their records come with the next call, or with :meth:`drain`; the records and their
+        order are the same."""
         records: list[Record] = []
         work: list = []  # (task, fold batch): run side by side where the learners let go
         for fold_batch in fold_batches:
@@ -67,31 +83,37 @@ class StreamStages:
                     records.extend(self.holdout.add(task.process(fold_batch)))
                 continue
             work.extend((task, fold_batch) for task in self.tasks[fold_batch.fold])
-        records.extend(self._learn(work))
+        records.extend(self._learn(work, hold))
         return records
 
-    def _learn(self, work: list) -> list[Record]:
-        """The records of the learner tasks' batches ``work`` (task, fold batch), in order."""
+    def drain(self) -> list[Record]:
+        """The records of the batches held in Java by :meth:`through_folds` (none: ``[]``)."""
+        return self._learn([]) if self.queue.held else []
+
+    def _learn(self, work: list, hold: bool = False) -> list[Record]:
+        """The records of the learner tasks' batches ``work`` (task, fold batch), in order,
+        after those of the batches held before."""
         records: list[Record] = []
-        for predictions in process_all(work, self.plans.threads):
+        for predictions in self.queue.run(work, hold):
             for report in self.evaluators[predictions.fold].add(predictions):
                 records.extend(self.aggregator.add(report))
         return records
 
     @property
     def evaluated(self) -> int:
-        """Examples (arrivals) whose batch has been evaluated."""
+        """Examples (arrivals) whose batch has been evaluated (or is held: :meth:`drain`)."""
         head = self.head
         if head.delay is None:
             return head.batcher.position - head.batcher.pending
         return self.evaluators[0].position
 
-    def take(self, item: Example | LabelOnly | Rejected
+    def take(self, item: Example | LabelOnly | Rejected, hold: bool = False
              ) -> tuple[list[Record] | None, Rejected | None]:
         """Take one source item: the records of the batches it completed (``None`` if none
-        was cut), and the item rejected, if it was (:meth:`StreamHead.take`)."""
+        was cut), and the item rejected, if it was (:meth:`StreamHead.take`); ``hold`` as
+        :meth:`through_folds`."""
         fold_batches, rejected = self.head.take(item)
-        return (self.through_folds(fold_batches) if fold_batches else None), rejected
+        return (self.through_folds(fold_batches, hold) if fold_batches else None), rejected
 
     def finish(self) -> list[Record]:
         """The end of a bounded input: flush, and the final reports."""
@@ -261,7 +283,7 @@ def _evaluate(plans: Plans, source: Iterable[Example | Rejected], outlet: _Outle
         for item in source:
             read += counts_as_read(item)
             stages = stages_of(item.stream or "")
-            records, rejected = stages.take(item)
+            records, rejected = stages.take(item, hold=True)
             if rejected is not None:
                 outlet.rejected(RejectedRecord.of(rejected, max_bytes).as_dict())
             if records is not None:
@@ -276,6 +298,8 @@ def _evaluate(plans: Plans, source: Iterable[Example | Rejected], outlet: _Outle
                 outlet.records(stages.finish())
     except TooManyClasses as error:
         limit = error
+    for stages in stages_by_stream.values():  # stopped: the batches still in Java
+        outlet.records(stages.drain())
     if on_progress is not None:
         on_progress(read)
     wall = time.perf_counter() - started

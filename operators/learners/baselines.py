@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter, deque
 from typing import Any
 
+import numpy as np
 from river import base
 
 
@@ -73,3 +74,38 @@ class MajorityWindowClassifier(base.Classifier):
             return None
         first = self._first_seen
         return max(self._counts.items(), key=lambda item: (item[1], -first[item[0]]))[0]
+
+
+def no_change_batch(model: Any, y: list[int], weights: list[int], scored: list[bool],
+                    classes: list) -> list[int]:
+    """River's ``NoChangeClassifier`` (``model``) through a fold's batch at once, with the
+    predictions and the state that predicting then learning each example in turn gives
+    (:func:`~foldstream.operators.learners.fitting.learn`): an example's prediction is the
+    label of the last example before it learnt with a weight above 0 (the model's
+    ``last_class`` before the batch's first such example; -1, not ready, before any), and -1
+    where it is not ``scored``. ``y`` are class codes into ``classes``; returns the predicted
+    codes, and ``model`` has learnt the batch.
+
+    >>> from river.dummy import NoChangeClassifier
+    >>> model = NoChangeClassifier()
+    >>> no_change_batch(model, [0, 1, 1, 0], [1, 0, 2, 1], [True, True, True, False], ["a", "b"])
+    [-1, 0, 0, -1]
+    >>> model.last_class, sorted(model.classes)
+    ('a', ['a', 'b'])
+    """
+    n = len(y)
+    if not n:
+        return []
+    codes = np.asarray(y, dtype=np.int64)
+    learnt = np.asarray(weights) > 0
+    last = model.last_class
+    before = -1 if last is None else {label: code for code, label in enumerate(classes)}.get(last, -1)
+    # the index of the last example learnt up to each example, then the one before each
+    latest = np.maximum.accumulate(np.where(learnt, np.arange(n), -1))
+    previous = np.concatenate(([-1], latest[:-1]))
+    pred = np.where(previous >= 0, codes[np.maximum(previous, 0)], before)
+    pred[~np.asarray(scored, dtype=np.bool_)] = -1
+    if latest[-1] >= 0:
+        model.last_class = classes[int(codes[latest[-1]])]
+        model.classes.update(classes[c] for c in dict.fromkeys(codes[learnt].tolist()))
+    return pred.tolist()

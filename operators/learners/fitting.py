@@ -47,3 +47,14 @@ def learn(model: Any, x: dict, label: Label, weight: int, weighted: bool) -> Non
     else:
         for _ in range(weight):
             model.learn_one(x, label)
+
+
+def scored_flags(prequential: bool, weights: list[int]) -> list[bool]:
+    """:func:`scores` of each weight of a fold's batch, as a list.
+
+    >>> scored_flags(True, [0, 2]), scored_flags(False, [0, 2])
+    ([True, True], [True, False])
+    """
+    if prequential:
+        return [True] * len(weights)
+    return [w == 0 for w in weights]

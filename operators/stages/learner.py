@@ -18,7 +18,8 @@ from foldstream.operators.stages.messages import (
 from foldstream.operators.records.base import (
     FoldBatch, Label, LearnerCost, PredictionBatch, error_text
 )
-from foldstream.operators.learners.fitting import learn, scores, takes_weight
+from foldstream.operators.learners.baselines import no_change_batch
+from foldstream.operators.learners.fitting import learn, scored_flags, scores, takes_weight
 
 LEARNER_ERRORS = (Exception, SystemExit, KeyboardInterrupt)
 """What learner code may raise that quarantines its replica: any exception, and ``SystemExit``
@@ -110,6 +111,18 @@ def _river_predict_one():
 
 
 _RIVER_PREDICT_ONE = _river_predict_one()
+
+
+def _batch_methods() -> dict[type, Any]:
+    from river.dummy import NoChangeClassifier
+
+    return {NoChangeClassifier: no_change_batch}
+
+
+_BATCH_METHODS = _batch_methods()
+"""River's models that a learner task runs a batch at a time (their exact class: a subclass may
+change what a call does), by a function with the predictions and the state of predicting then
+learning each example in turn: ``(model, y, weights, scored, classes) -> predicted codes``."""
 
 
 def gives_scores(model: Any) -> bool:
@@ -373,7 +386,7 @@ class LearnerTask:
         if isinstance(batch, DelayFoldBatch):
             return self._process_delayed(batch)
         prequential = self.prequential
-        scored = [scores(prequential, w) for w in batch.weights]
+        scored = scored_flags(prequential, batch.weights)
         encoder = self.lag_encoder
         xs = batch.xs if encoder is None or self.failed is not None else \
             [encoder.add_to(x, lags) for x, lags in zip(batch.xs, batch.lags)]
@@ -383,6 +396,8 @@ class LearnerTask:
             kept = [0.0] * (len(batch.classes) * len(scored)) if keep else None
         elif hasattr(self.model, "run_batch"):  # MOA's: one call per batch
             return self.finish(batch, self.model.run_batch(batch, prequential, xs))
+        elif not keep and type(self.model) in _BATCH_METHODS:
+            y_pred, kept, error = self._run_batch(batch, scored), None, None
         else:
             y_pred, kept, error = self._predict_learn(batch, xs, scored, bool(keep))
         return self._predictions(batch, y_pred, scored, error, kept)
@@ -486,6 +501,16 @@ class LearnerTask:
         self.cpu_learn_s += spent_learn
         return y_pred, kept, None
 
+    def _run_batch(self, batch: FoldBatch, scored: list[bool]) -> list[int]:
+        """The predictions of a model of :data:`_BATCH_METHODS`, the batch at once (its CPU
+        seconds counted as learning)."""
+        then = time.thread_time()
+        try:
+            return _BATCH_METHODS[type(self.model)](self.model, batch.y, batch.weights, scored,
+                                                    batch.classes)
+        finally:
+            self.cpu_learn_s += time.thread_time() - then
+
     @staticmethod
     def _scores(model: Any, classes: list, get) -> Any:
         """A function of ``x`` giving the predicted code and the class scores (river's
@@ -564,10 +589,8 @@ def process_all(work: Sequence[tuple[LearnerTask, FoldBatch | DelayFoldBatch]],
 
     With ``threads`` above 1, the batches of MOA's learners (:meth:`LearnerTask.splits`) are
     handed to Java's pool of that many threads ahead of their turn, so the folds learn side by
-    side while this thread takes the answers in order; a task is handed its next batch only
-    once its last answer is taken (one thread at a time per model, its batches in order). The
-    learners' randomness is their own (a fold's model draws from its own ``Random``), so which
-    thread runs it changes nothing.
+    side while this thread takes the answers in order (:class:`FoldQueue`, which can also keep
+    the last batches in Java while the caller reads the next).
 
     >>> from foldstream.operators.stages.fanout import FanOut, FanOutPlan
     >>> from foldstream.operators.records.base import ExampleBatch
@@ -577,20 +600,95 @@ def process_all(work: Sequence[tuple[LearnerTask, FoldBatch | DelayFoldBatch]],
     >>> [p.fold for p in process_all([(LearnerTask(spec, b.fold), b) for b in batches], 2)]
     [0, 1]
     """
-    started: dict[int, Any] = {}  # index in work -> the call handed to Java
-    busy: set[int] = set()  # id() of the tasks with a call in Java
-    ahead = 0  # the next index to consider handing over
-    for i, (task, batch) in enumerate(work):
-        while threads > 1 and ahead < len(work):
-            other, other_batch = work[ahead]
-            if other.splits(other_batch):
-                if id(other) in busy:
-                    break  # its previous batch first
-                started[ahead] = other.start(other_batch, threads)
-                busy.add(id(other))
-            ahead += 1
-        if i in started:
-            busy.discard(id(task))
-            yield task.collect(batch, started.pop(i))
-        else:
-            yield task.process(batch)
+    return FoldQueue(threads).run(work)
+
+
+class _Queued:
+    """A learner task's batch in a :class:`FoldQueue`: ``started`` its Java call once handed
+    over; ``feed`` the :meth:`FoldQueue.run` call that brought it."""
+
+    __slots__ = ("task", "batch", "started", "feed")
+
+    def __init__(self, task: LearnerTask, batch: Any, feed: int):
+        self.task, self.batch, self.started, self.feed = task, batch, None, feed
+
+
+class FoldQueue:
+    """The learner tasks' batches of one stream, their predictions taken in the order they came.
+
+    With ``threads`` above 1, a batch of a MOA learner (:meth:`LearnerTask.splits`) is handed
+    to Java's pool of that many threads (:meth:`LearnerTask.start`) as soon as its task has no
+    earlier batch still in the queue, so the folds learn side by side while this thread takes
+    the answers in order and hands each task its next batch before the answer it took is
+    evaluated. One thread at a time per model, its batches in order: each task's batches are
+    processed in the order they came, whichever thread runs them; the learners' randomness is
+    their own (a fold's model draws from its own ``Random``), so which thread runs one and when
+    change nothing, and the predictions are those of :meth:`LearnerTask.process` in turn.
+
+    :meth:`run` with ``hold`` leaves the batches it was just given in Java, unanswered, so that
+    Java learns them while the caller reads the next examples; the next :meth:`run` (or one
+    without ``hold``: the end of the input, a stop) yields their predictions first. With
+    ``threads`` 1 nothing is held: each batch is processed in its turn, in this thread.
+
+    >>> from foldstream.operators.stages.fanout import FanOut, FanOutPlan
+    >>> from foldstream.operators.records.base import ExampleBatch
+    >>> batch = FanOut("s", FanOutPlan("single")).process(
+    ...     ExampleBatch("s", 0, 0, [1, 2], [{"a": 1.0}, {"a": 2.0}], [0, 1]))[0]
+    >>> task = LearnerTask(LearnerSpec("nb", "river.naive_bayes.GaussianNB"), 0)
+    >>> [p.y_pred for p in FoldQueue(2).run([(task, batch)], hold=True)]  # river's: not held
+    [[-1, 0]]
+    """
+
+    def __init__(self, threads: int = 1):
+        self.threads = threads
+        self._queue: collections.deque[_Queued] = collections.deque()
+        self._ahead = 0  # index in the queue of the next batch to consider handing over
+        self._busy: set[int] = set()  # id() of the tasks with a batch looked at ahead
+        self._feed = 0
+
+    @property
+    def held(self) -> int:
+        """Batches given and not yet answered."""
+        return len(self._queue)
+
+    def run(self, work: Sequence[tuple[LearnerTask, FoldBatch | DelayFoldBatch]],
+            hold: bool = False) -> Iterator[PredictionBatch | DelayPredictionBatch]:
+        """The predictions of the batches held from before, then of ``work``'s, in order;
+        with ``hold``, up to the first of ``work``'s that is in Java (it and those after it
+        are yielded by the next call). The iterator must be consumed to its end."""
+        self._feed += 1
+        feed = self._feed
+        queue = self._queue
+        queue.extend(_Queued(task, batch, feed) for task, batch in work)
+        while queue:
+            self._hand_over()
+            head = queue[0]
+            if hold and head.feed == feed and head.started is not None:
+                return
+            queue.popleft()
+            self._ahead -= 1
+            self._busy.discard(id(head.task))
+            if head.started is not None:
+                predictions = head.task.collect(head.batch, head.started)
+                self._hand_over()  # the task's next batch to Java before this one is evaluated
+            else:
+                predictions = head.task.process(head.batch)
+            yield predictions
+
+    def _hand_over(self) -> None:
+        """Hand to Java, in order, the batches whose task has none before them in the queue;
+        stop at the first whose task has (its earlier batch first)."""
+        if self.threads <= 1:
+            self._ahead = max(self._ahead, 0)
+            return
+        queue, busy = self._queue, self._busy
+        self._ahead = max(self._ahead, 0)
+        while self._ahead < len(queue):
+            item = queue[self._ahead]
+            key = id(item.task)
+            if key in busy:
+                break
+            busy.add(key)
+            if item.task.splits(item.batch):
+                item.started = item.task.start(item.batch, self.threads)
+            self._ahead += 1

@@ -60,7 +60,7 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from foldstream.operators.learners.fitting import scores
+from foldstream.operators.learners.fitting import scored_flags
 from foldstream.operators.learners.moa.jvm import DEFAULT_JVM_OPTIONS, start_jvm
 from foldstream.operators.learners.moa.options import _as_error, check_config, cli_string, java_error
 from foldstream.operators.records.base import error_text
@@ -69,6 +69,7 @@ from foldstream.operators.stats.weights import derive_seed
 MOA_SEED = 1  # MOA's default random seed, which fold_seeds derives each fold's from
 _last_rows: tuple | None = None  # (xs, feature names, rows) of the last batch encoded
 _last_java: tuple | None = None  # (rows, the same as a Java double[]) of the last batch sent
+_last_arrays: dict[str, tuple] = {}  # role -> (values, length, Java array) of the last batch
 
 
 def _java_rows(rows: np.ndarray) -> Any:
@@ -80,6 +81,33 @@ def _java_rows(rows: np.ndarray) -> Any:
 
         _last_java = (rows, jpype.JArray.of(np.ascontiguousarray(rows, dtype=np.float64).ravel()))
     return _last_java[1]
+
+
+def _java_array(role: str, values: Sequence, n: int, dtype: type) -> Any:
+    """The first ``n`` of ``values`` as a Java array of ``dtype`` (``np.int32``: ``int[]``,
+    ``bool``: ``boolean[]``), made once for the folds of a batch that share the one list
+    ``values`` (the class codes; the all-scored flags of :func:`_all_scored`): the last one
+    made for each ``role`` is kept, with its list (Java only reads the arrays)."""
+    last = _last_arrays.get(role)
+    if last is not None and last[0] is values and last[1] == n:
+        return last[2]
+    import jpype
+
+    array = jpype.JArray.of(np.asarray(values[:n], dtype=dtype))
+    _last_arrays[role] = (values, n, array)
+    return array
+
+
+_scored_all: list[bool] = []
+
+
+def _all_scored(n: int) -> list[bool]:
+    """One list of ``n`` ``True`` (never changed), the same object while ``n`` is, so that
+    :func:`_java_array` makes its Java array once."""
+    global _scored_all
+    if len(_scored_all) != n:
+        _scored_all = [True] * n
+    return _scored_all
 
 
 class JavaCall(NamedTuple):
@@ -280,10 +308,9 @@ class MoaClassifier:
             rows, bad, reason = self._encode(xs)
             n = len(rows)
             learner = self._learner
-            arrays = (_java_rows(rows),
-                      jpype.JArray.of(np.asarray(y[:n], dtype=np.int32)),
+            arrays = (_java_rows(rows), _java_array("y", y, n, np.int32),
                       jpype.JArray.of(np.asarray(weights[:n], dtype=np.int32)),
-                      jpype.JArray.of(np.asarray(predict[:n], dtype=bool)))
+                      _java_array("predict", predict, n, bool))
             keep = bool(self.keep_scores)
             answer = learner.process(*arrays, keep) if threads <= 1 else \
                 learner.submit(learner, jpype.JInt(threads), *arrays, keep)
@@ -332,8 +359,9 @@ class MoaClassifier:
         """:meth:`run_batch` up to Java's answer, on the pool of ``threads`` Java threads
         when there are more than one (:meth:`send`); :meth:`finish_batch` takes the answer."""
         weights = batch.weights
-        scored = [scores(prequential, w) for w in weights]
-        call = self.send(xs, batch.y, weights, scored, batch.classes, threads)
+        scored = scored_flags(prequential, weights)
+        predict = _all_scored(len(weights)) if prequential else scored
+        call = self.send(xs, batch.y, weights, predict, batch.classes, threads)
         return BatchCall(batch.start, scored, call)
 
     def finish_batch(self, call: "BatchCall"):
