@@ -1,16 +1,21 @@
-"""Rows per second: Electricity read as CSV, as JSON Lines and as Kafka message values.
+"""Rows per second: Electricity read as CSV, ARFF, JSON Lines and Kafka message values.
 
     .venv/bin/python bench/bench_rows.py [--repeat N] [--copies N] [--profile FILE] [--before REV]
+                                         [--data elec|covtype]
 
 Times (CPU seconds of this process, the best of ``--repeat``) the source side of a run, from the
 file's bytes to :class:`~foldstream.operators.records.base.Example` records, on all of Electricity
 (45,312 rows, repeated ``--copies`` times so that a measure lasts long enough):
 
 - ``csv``: :func:`~foldstream.connectors.files.iter_file` on ``elec.csv``;
+- ``arff``: the same rows as ARFF (the class a declared nominal attribute);
 - ``jsonl``: the same rows written as JSON Lines (numbers as JSON numbers, the class a string);
 - ``kafka, a row a message``: :class:`~foldstream.connectors.messages.MessageParser` on one
   JSON object per message value, as the Flink job's source calls it;
 - ``kafka, 100 rows a message``: the same rows as JSON arrays of 100 rows.
+
+``--data covtype`` reads all of Forest Covertype (``dataset://covtype``, 581,012 rows of 54
+features) instead, as CSV, ARFF and JSON Lines only.
 
 Every kind is checked to give the same examples (features, label) as the CSV. ``--profile
 FILE`` writes a cProfile of each kind to ``FILE.<kind>``. ``--before REV`` times the readers of
@@ -32,6 +37,7 @@ import time
 from pathlib import Path
 
 from foldstream import connectors
+from foldstream.connectors.datasets import dataset_path
 from foldstream.operators.records.base import Example
 
 ELEC = Path(connectors.__file__).parent / "data" / "elec.csv.gz"
@@ -51,22 +57,29 @@ def use_revision(rev: str) -> None:
         exec(compile(source, module.__file__, "exec"), module.__dict__)
 
 
-def write_inputs(folder: Path, copies: int) -> tuple[Path, Path, list[bytes], list[bytes]]:
-    """Electricity as a CSV file, a JSON Lines file, and message values (one row, 100 rows)."""
-    lines = gzip.decompress(ELEC.read_bytes()).decode("utf-8").splitlines()
+def write_inputs(folder: Path, copies: int, data: str = "elec",
+                 ) -> tuple[dict[str, Path], list[bytes], list[bytes]]:
+    """The rows of ``data`` as CSV, ARFF and JSON Lines files, and as message values (one row,
+    100 rows); its label is ``target``."""
+    source = ELEC if data == "elec" else dataset_path("covtype")
+    lines = gzip.decompress(source.read_bytes()).decode("utf-8").splitlines()
     header, body = lines[0], lines[1:] * copies
-    names = header.split(",")
-    csv_path = folder / "elec.csv"
-    csv_path.write_text("\n".join([header, *body]) + "\n", encoding="utf-8")
+    names = header.split(",")[:-1] + ["target"]  # the label, last, named alike
+    paths = {fmt: folder / f"{data}.{fmt}" for fmt in ("csv", "arff", "jsonl")}
+    paths["csv"].write_text("\n".join([",".join(names), *body]) + "\n", encoding="utf-8")
+    classes = list(dict.fromkeys(line.rsplit(",", 1)[1] for line in body))
+    paths["arff"].write_text("".join([f"@relation {data}\n",
+                                      *(f"@attribute {name} numeric\n" for name in names[:-1]),
+                                      f"@attribute target {{{','.join(classes)}}}\n@data\n",
+                                      *(line + "\n" for line in body)]), encoding="utf-8")
     rows = [{name: (value if name == "target" else float(value))
              for name, value in zip(names, line.split(","))} for line in body]
     texts = [json.dumps(row, separators=(",", ":")) for row in rows]
-    jsonl_path = folder / "elec.jsonl"
-    jsonl_path.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    paths["jsonl"].write_text("\n".join(texts) + "\n", encoding="utf-8")
     single = [text.encode() for text in texts]
     batched = [("[" + ",".join(texts[i:i + 100]) + "]").encode()
                for i in range(0, len(texts), 100)]
-    return csv_path, jsonl_path, single, batched
+    return paths, single, batched
 
 
 def read_file(path: Path) -> list:
@@ -103,17 +116,16 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=1)
     parser.add_argument("--profile", metavar="FILE")
     parser.add_argument("--before", metavar="REV", help="time the readers of this revision")
+    parser.add_argument("--data", choices=("elec", "covtype"), default="elec")
     args = parser.parse_args()
     if args.before:
         use_revision(args.before)
     with tempfile.TemporaryDirectory() as tmp:
-        csv_path, jsonl_path, single, batched = write_inputs(Path(tmp), args.copies)
-        kinds = {
-            "csv": lambda: read_file(csv_path),
-            "jsonl": lambda: read_file(jsonl_path),
-            "kafka, a row a message": lambda: read_messages(single),
-            "kafka, 100 rows a message": lambda: read_messages(batched),
-        }
+        paths, single, batched = write_inputs(Path(tmp), args.copies, args.data)
+        kinds = {fmt: (lambda path=path: read_file(path)) for fmt, path in paths.items()}
+        if args.data == "elec":
+            kinds["kafka, a row a message"] = lambda: read_messages(single)
+            kinds["kafka, 100 rows a message"] = lambda: read_messages(batched)
         reference = None
         print(f"{'kind':28} {'rows':>8} {'CPU s':>8} {'rows/s':>10}")
         for kind, run in kinds.items():
