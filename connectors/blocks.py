@@ -34,7 +34,7 @@ import csv
 import functools
 import itertools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -64,7 +64,7 @@ class BlockReader:
     ...                       for n, l in lines]
     >>> lines = [(n, b"3, v ,4e0") for n in range(2, 40)]
     >>> lines[20:22] = [(22, b"x,u,2"), (23, b"1,,2")]
-    >>> items = reader.read(lines, "s", "f", slow)
+    >>> items = list(reader.read(lines, "s", "f", slow))
     >>> [i.location for i in items if isinstance(i, Rejected)]
     ['f:22', 'f:23']
     >>> items[0]
@@ -100,20 +100,23 @@ class BlockReader:
             false_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False)
 
     def read(self, lines: Lines, stream: str, name: str,
-             slow: Callable[[Lines], list[Item]]) -> list[Item]:
+             slow: Callable[[Lines], list[Item]]) -> Iterator[Item]:
         """The items of ``lines`` (``(line number, bytes without the line end)``, data lines
         only), in order, as ``slow`` (the row parser) gives them; ``slow`` reads the lines that
-        this reader does not. A Rejected record's position is the caller's to set."""
-        out: list[Item] = []
+        this reader does not. A Rejected record's position is the caller's to set.
+
+        Each example is made when it is asked for, so that, as with the row parser, a consumer
+        that drops it leaves nothing for the garbage collector to go over (a block's examples
+        made at once and kept a while cost it more than reading them)."""
         todo = [lines]
         while todo:
             piece = todo.pop()
             if len(piece) < _FEW:
-                out += slow(piece)
+                yield from slow(piece)
                 continue
             table, bad = self._table(piece)
             if table is not None:
-                out += self._items(piece, table, stream, name, slow)
+                yield from self._items(piece, table, stream, name, slow)
                 continue
             # read the lines before the bad one (or the first half), then the rest
             cut = len(piece) // 2 if bad is None else bad
@@ -122,7 +125,6 @@ class BlockReader:
             if bad is not None:
                 todo.append(piece[cut:cut + 1])
             todo.append(piece[:cut])
-        return out
 
     def _table(self, lines: Lines) -> tuple[Any, int | None]:
         """pyarrow's table of ``lines``, or (None, the index of a line it names as bad)."""
@@ -154,29 +156,22 @@ class BlockReader:
         return pa.py_buffer
 
     def _items(self, lines: Lines, table: Any, stream: str, name: str,
-               slow: Callable[[Lines], list[Item]]) -> list[Item]:
-        n = len(lines)
-        matrix = np.empty((n, len(self.features)))
+               slow: Callable[[Lines], list[Item]]) -> Iterator[Item]:
+        matrix = np.empty((len(lines), len(self.features)))
         for j, column in enumerate(self.features):
             matrix[:, j] = table.column(column).to_numpy()
         good = np.isfinite(matrix).all(axis=1)
         labels = self._labels(table.column(self.label), good)
-        keys: Sequence[Any] = itertools.repeat(None)
+        keys: Iterable[Any] = itertools.repeat(None)
         if self.id is not None:
             keys = self._keys(table.column(self.id).to_pylist(), good)
-        prefix = f"{name}:"
-        locations = [prefix + str(n) for n, _ in lines]
-        xs = map(dict, map(zip, itertools.repeat(self.names), matrix.tolist()))
-        examples = list(map(Example, itertools.repeat(stream), xs, labels, keys, locations))
-        if good.all():
-            return examples
-        out: list[Item] = []
-        for i in range(n):
-            if good[i]:
-                out.append(examples[i])
+        names, prefix = self.names, f"{name}:"
+        rows = map(np.ndarray.tolist, matrix)  # a row's list made when asked for, then dropped
+        for line, ok, row, label, key in zip(lines, good.tolist(), rows, labels, keys):
+            if ok:
+                yield Example(stream, dict(zip(names, row)), label, key, prefix + str(line[0]))
             else:
-                out += slow(lines[i:i + 1])
-        return out
+                yield from slow([line])
 
     def _labels(self, column: Any, good: np.ndarray) -> list[str | None]:
         """The labels of a dictionary-encoded column as the row parser takes them (stripped,

@@ -438,7 +438,7 @@ def _block_reader(schema: RowSchema) -> Any:
 
 
 def _read_block(blocks: Any, batch: list[tuple[int, bytes]], schema: RowSchema, stream: str,
-                name: str) -> list[Example | LabelOnly | Rejected]:
+                name: str) -> Iterator[Example | LabelOnly | Rejected]:
     """:func:`_read_batch`, the lines of plain numbers read by the block reader."""
     first = schema.first_data_line
     if batch and batch[0][0] < first:
