@@ -1,7 +1,8 @@
 """Rows per second: Electricity read as CSV, ARFF, JSON Lines and Kafka message values.
 
     .venv/bin/python bench/bench_rows.py [--repeat N] [--copies N] [--profile FILE] [--before REV]
-                                         [--data elec|covtype]
+                                         [--data elec|covtype] [--row-parser]
+                                         [--blocks-from BYTES]
 
 Times (CPU seconds of this process, the best of ``--repeat``) the source side of a run, from the
 file's bytes to :class:`~foldstream.operators.records.base.Example` records, on all of Electricity
@@ -14,15 +15,17 @@ file's bytes to :class:`~foldstream.operators.records.base.Example` records, on 
   JSON object per message value, as the Flink job's source calls it;
 - ``kafka, 100 rows a message``: the same rows as JSON arrays of 100 rows.
 
-``--data covtype`` reads all of Forest Covertype (``dataset://covtype``, 581,012 rows of 54
-features) instead, as CSV, ARFF and JSON Lines only.
+``--row-parser`` times each CSV and ARFF file with the row parser alone too (the block reader
+set aside), next to the block reader; ``--blocks-from BYTES`` reads files from that size by
+blocks (0: Electricity too). ``--data covtype`` reads all of Forest Covertype
+(``dataset://covtype``, 581,012 rows of 54 features) instead, as CSV, ARFF and JSON Lines.
 
 The records are consumed one after the other and dropped, as an engine takes them (none is
 kept). Every kind is checked to give the same first 50,000 examples (features, label) as the
-CSV, and to reject no row. ``--profile
-FILE`` writes a cProfile of each kind to ``FILE.<kind>``. ``--before REV`` times the readers of
-git revision ``REV`` instead (its ``connectors/rows.py``, ``files.py`` and ``messages.py``, read
-with ``git show`` and run under their module names), for a before/after in turns.
+CSV, and to reject no row. ``--profile FILE`` writes a cProfile of each kind to
+``FILE.<kind>``. ``--before REV`` times the readers of git revision ``REV`` instead (its
+``connectors/rows.py``, ``files.py`` and ``messages.py``, read with ``git show`` and run under
+their module names), for a before/after in turns.
 """
 
 from __future__ import annotations
@@ -93,6 +96,17 @@ def read_file(path: Path) -> Iterator:
     return iter_file(path, label="target", stream="elec")
 
 
+def row_parser_only(path: Path) -> Iterator:
+    """:func:`read_file` with the row parser alone (no block reader)."""
+    from foldstream.connectors import files
+
+    block_reader, files._block_reader = files._block_reader, lambda schema: None
+    try:
+        yield from read_file(path)
+    finally:
+        files._block_reader = block_reader
+
+
 def read_messages(values: list[bytes]) -> Iterator:
     from foldstream.connectors.messages import MessageParser
 
@@ -131,12 +145,25 @@ def main() -> None:
     parser.add_argument("--profile", metavar="FILE")
     parser.add_argument("--before", metavar="REV", help="time the readers of this revision")
     parser.add_argument("--data", choices=("elec", "covtype"), default="elec")
+    parser.add_argument("--row-parser", action="store_true",
+                        help="time each CSV and ARFF file with the row parser alone too, next to "
+                             "the block reader (same process, same minute)")
+    parser.add_argument("--blocks-from", type=int, metavar="BYTES",
+                        help="the size from which a file is read by blocks (default 10 MB)")
     args = parser.parse_args()
     if args.before:
         use_revision(args.before)
+    if args.blocks_from is not None:
+        from foldstream.connectors import files
+
+        files._BLOCK_BYTES = args.blocks_from
     with tempfile.TemporaryDirectory() as tmp:
         paths, single, batched = write_inputs(Path(tmp), args.copies, args.data)
-        kinds = {fmt: (lambda path=path: read_file(path)) for fmt, path in paths.items()}
+        kinds = {}
+        for fmt, path in paths.items():
+            kinds[fmt] = lambda path=path: read_file(path)
+            if args.row_parser and fmt != "jsonl":
+                kinds[f"{fmt}, row parser only"] = lambda path=path: row_parser_only(path)
         if args.data == "elec":
             kinds["kafka, a row a message"] = lambda: read_messages(single)
             kinds["kafka, 100 rows a message"] = lambda: read_messages(batched)

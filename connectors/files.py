@@ -382,8 +382,8 @@ def _decode(raw: bytes) -> str:
 
 _BATCH = 512  # lines read, then parsed, at once
 _BLOCK = 4096  # the same, for the block reader (connectors/blocks.py)
-# The block reader's import (pyarrow) costs about as much CPU as the row parser spends on
-# 10 MB of plain numbers more than the block reader: smaller files and runs are the parser's.
+# Importing the block reader (pyarrow) costs more than it saves on a small file or a short
+# run: those stay the row parser's (bench/README.md measures both).
 _BLOCK_BYTES = 10 * 2 ** 20
 _BLOCK_LIMIT = 50_000
 
