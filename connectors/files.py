@@ -7,7 +7,9 @@ breaks, so a record may span lines (:func:`_csv_records`; it is numbered by its 
 Each format has its own small line parser that only splits a line into ``{name: raw value}``;
 turning raw values into labels, keys and features, and every check on them, is shared with
 Kafka messages (:mod:`foldstream.connectors.rows`). A CSV or ARFF line of plain numbers takes a
-quicker way to the same example (:func:`~foldstream.connectors.rows.columns_example`).
+quicker way to the same example (:func:`~foldstream.connectors.rows.columns_example`); in a
+file of 10 MB or more of text, such lines are read a block at a time by a compiled reader
+(:mod:`foldstream.connectors.blocks`), again to the same examples.
 
 What is rejected, always with the line number and the column or field in the reason:
 a line that is not valid UTF-8; a malformed line (CSV quoting, JSON syntax, a JSON value that
@@ -213,13 +215,15 @@ def _is_gzip(path: Path) -> bool:
 
 
 def _uncompressed_size(path: Path) -> int:
+    """The size of the file's text; for gzip, at least its compressed size (the trailer holds
+    the uncompressed size modulo 2**32 only, and a damaged one anything)."""
     size = path.stat().st_size
-    if not _is_gzip(path) or size > _CHEAP_BYTES:
+    if not _is_gzip(path) or size > _CHEAP_BYTES or size < 4:
         return size
     with path.open("rb") as file:
         file.seek(-4, os.SEEK_END)
         # ISIZE: the uncompressed size modulo 2**32, little-endian, in the last 4 bytes.
-        return int.from_bytes(file.read(4), "little")
+        return max(size, int.from_bytes(file.read(4), "little"))
 
 
 class DamagedFile(ValueError):
@@ -377,6 +381,11 @@ def _decode(raw: bytes) -> str:
 
 
 _BATCH = 512  # lines read, then parsed, at once
+_BLOCK = 4096  # the same, for the block reader (connectors/blocks.py)
+# Importing the block reader (pyarrow) costs more than it saves on a small file or a short
+# run: those stay the row parser's (bench/README.md measures both).
+_BLOCK_BYTES = 10 * 2 ** 20
+_BLOCK_LIMIT = 50_000
 
 
 def _read_examples(path: Path, schema: RowSchema, stream: str,
@@ -385,17 +394,25 @@ def _read_examples(path: Path, schema: RowSchema, stream: str,
     if limit == 0:
         return
     lines = _records(path, schema.fmt)
+    blocks = None
+    if (limit is None or limit >= _BLOCK_LIMIT) and _uncompressed_size(path) >= _BLOCK_BYTES:
+        blocks = _block_reader(schema)
+    size = _BATCH if blocks is None else _BLOCK
     while True:
         batch: list[tuple[int, bytes]] = []
         damaged = None
         try:
             for line in lines:
                 batch.append(line)
-                if len(batch) == _BATCH:
+                if len(batch) == size:
                     break
         except DamagedFile as exc:
             damaged = exc
-        for item in _read_batch(batch, schema, stream, path.name):
+        if blocks is None:
+            items = _read_batch(batch, schema, stream, path.name)
+        else:
+            items = _read_block(blocks, batch, schema, stream, path.name)
+        for item in items:
             if isinstance(item, Rejected):
                 yield dataclasses.replace(item, position=accepted)
                 continue
@@ -406,8 +423,28 @@ def _read_examples(path: Path, schema: RowSchema, stream: str,
         if damaged is not None:
             yield Rejected(stream, str(damaged), "", f"{path.name}:{damaged.lineno}", accepted)
             return
-        if len(batch) < _BATCH:
+        if len(batch) < size:
             return
+
+
+def _block_reader(schema: RowSchema) -> Any:
+    """The file's :class:`~foldstream.connectors.blocks.BlockReader`, or None when its lines
+    are all the row parser's (a nominal feature, JSON Lines, delayed labels)."""
+    if schema.numeric_columns is None or schema.fmt == "jsonl":
+        return None  # and pyarrow is not imported
+    from foldstream.connectors.blocks import block_reader
+
+    return block_reader(schema)
+
+
+def _read_block(blocks: Any, batch: list[tuple[int, bytes]], schema: RowSchema, stream: str,
+                name: str) -> Iterator[Example | LabelOnly | Rejected]:
+    """:func:`_read_batch`, the lines of plain numbers read by the block reader."""
+    first = schema.first_data_line
+    if batch and batch[0][0] < first:
+        batch = [line for line in batch if line[0] >= first]
+    return blocks.read(batch, stream, name,
+                       lambda lines: _read_batch(lines, schema, stream, name))
 
 
 def _read_batch(batch: list[tuple[int, bytes]], schema: RowSchema, stream: str,

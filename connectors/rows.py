@@ -32,7 +32,7 @@ from foldstream.operators.stages.delay import LabelOnly
 from foldstream.operators.records.base import Example
 
 __all__ = ["NOUNS", "Reject", "RowSchema", "to_example", "to_item", "parse_json", "json_object",
-           "json_type", "unexpected", "columns_example"]
+           "json_type", "unexpected", "columns_example", "id_key"]
 
 #: What a format calls one of its named values, for messages.
 NOUNS = {"csv": "column", "arff": "attribute", "jsonl": "field"}
@@ -131,7 +131,7 @@ def columns_example(values: list[str], schema: RowSchema, stream: str,
     key = None
     if layout.id is not None:
         try:
-            key = _key({schema.id_field: values[layout.id]}, schema)
+            key = id_key(values[layout.id], schema)
         except Reject:
             return None
     x = _text_numbers(layout.names, layout.take(values))
@@ -291,6 +291,17 @@ def _label(row: dict[str, Any], schema: RowSchema) -> Any:
 
 def _label_where(schema: RowSchema) -> str:
     return f"label {schema.noun} {schema.label!r}"
+
+
+def id_key(text: str, schema: RowSchema) -> int | str:
+    """The key of a text row whose id field holds ``text``, as :func:`to_example` reads it, or
+    :class:`Reject` saying why not.
+
+    >>> schema = RowSchema("csv", "y", "id", frozenset(), ("id", "y"))
+    >>> id_key(" 7 ", schema), id_key("007", schema)
+    (7, '007')
+    """
+    return _key({schema.id_field: text}, schema)
 
 
 def _key(row: dict[str, Any], schema: RowSchema) -> int | str:

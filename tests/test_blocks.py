@@ -1,0 +1,225 @@
+"""The block reader (connectors/blocks.py) against the row parser, line by line.
+
+Random and hostile CSV and ARFF files are read twice by ``iter_file``: with the block reader
+(pyarrow) and with the row parser alone. Every line must have the same fate: the same example
+(features to the bit, label, key, location) or the same rejected record (reason, raw text,
+location, position), in the same order.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import random
+from pathlib import Path
+
+import pytest
+
+from foldstream.connectors import blocks, files
+from foldstream.connectors.files import iter_file
+from foldstream.operators.records.base import Example
+
+NUMBERS = ["0", "1", "-1", "2.5", "-0", "-0.0", "+3", ".5", "5.", "1e5", "1E+05", "-2.5e-3",
+           " 7", "7 ", "\t7", " 1.25 ", "007", "00.1e0001", "1.7976931348623157e308",
+           "4.9e-324", "1e-400", "0.1000000000000000055511151231257827021181583404541015625",
+           "123456789012345678901234567890", "3.141592653589793238462643383279"]
+HOSTILE = ["", " ", "?", "nan", "NaN", "-nan", "inf", "-inf", "Infinity", "+inf", "nan(1)",
+           "1e400", "-1e400", "1.7976931348623159e308", "1_0", "0x10", "1e", "e5", "1.5.2",
+           "--1", "+", ".", "-", "true", "NA", "null", "#N/A", '"1"', "'1'", "１", "١٢",
+           "1\x0b", "1\x0c", "\x1c1", "1\x00", "\u00a01", "1\u2028", "\ufeff1", "1d5",
+           "{1", "%1", "1,2", "1\r", "\r", "1e+", "٣.٥"]
+LABELS = ["a", "b", " a ", "b\t", "c"]
+BAD_LABELS = ["", " ", "?", "z", "'a'", '"b"', "'c", "{a", "%a", "\ufeffa", "a\x00", "é", "a b", "\x1ca"]
+IDS = ["1", "7", " 8 ", "-3", "007", "-0", "+5", "1_000", "x", "", " ", "1.0", "٣", "9" * 30]
+
+
+def _value(rng: random.Random, bad: float) -> str:
+    if rng.random() < bad:
+        return rng.choice(HOSTILE)
+    if rng.random() < 0.5:
+        return rng.choice(NUMBERS)
+    return repr(rng.uniform(-1e6, 1e6) * 10.0 ** rng.randint(-30, 30))
+
+
+def _line(rng: random.Random, fmt: str, width: int, label_at: int, id_at: int | None,
+          bad: float) -> bytes:
+    roll = rng.random()
+    if roll < bad / 4:  # a line broken as a whole
+        return rng.choice([b"", b"   ", b"\t", b"% a comment", b"{0 1, 2 a}", b"\xff\xfe,1",
+                           b"1,2", b",".join([b"1"] * (width + 1)), b'"1,2",a',
+                           b"\xef\xbb\xbf" + b",".join([b"1"] * width), b"a\rb",
+                           b"1," * (width - 1) + b"\xc3\x28", "é,".encode() * width])
+    values = [_value(rng, bad) for _ in range(width)]
+    values[label_at] = rng.choice(BAD_LABELS) if rng.random() < bad else rng.choice(LABELS)
+    if id_at is not None:
+        values[id_at] = rng.choice(IDS) if rng.random() < 0.5 else str(rng.randint(0, 10 ** 6))
+    return ",".join(values).encode("utf-8", "surrogatepass")
+
+
+def _write(path: Path, rng: random.Random, fmt: str, lines: int, bad: float,
+           with_id: bool) -> tuple[str, str | None]:
+    width = rng.randint(2, 8)
+    names = [f"f{i}" for i in range(width)]
+    label_at = rng.randrange(width)
+    names[label_at] = "y"
+    id_at = None
+    if with_id:
+        id_at = rng.choice([i for i in range(width) if i != label_at])
+        names[id_at] = "id"
+    if fmt == "csv":
+        head = (",".join(names) + "\n").encode()
+    else:
+        kind = rng.choice(["{a,b,c}", "{'a',b,\"c\"}", "string", "numeric"])  # the label's
+        head = b"@relation r\n" + b"".join(
+            (f"@attribute {n} {kind}\n" if n == "y" else f"@attribute {n} numeric\n").encode()
+            if n != "id" else b"@attribute id string\n" for n in names) + b"@data\n"
+    body = b"\n".join(_line(rng, fmt, width, label_at, id_at, bad) for _ in range(lines))
+    data = head + body + rng.choice([b"", b"\n", b"\r\n"])
+    path.write_bytes(gzip.compress(data) if path.suffix == ".gz" else data)
+    return "y", ("id" if with_id else None)
+
+
+def _both(monkeypatch, path: Path, label: str, id_field: str | None, limit: int | None = None,
+          blocks_always: bool = True) -> tuple[list, list, int]:
+    """The records of ``path`` by the row parser alone and with the block reader (for any size
+    of file and ``limit`` when ``blocks_always``), and the examples that the block reader read
+    itself."""
+    with monkeypatch.context() as m:
+        m.setattr(files, "_block_reader", lambda schema: None)
+        rows = list(iter_file(path, label=label, id_field=id_field, limit=limit))
+    by_rows: list = []  # the row parser's items (kept, so that no id is reused)
+    read_batch = files._read_batch
+
+    def counted(batch, *args):
+        items = read_batch(batch, *args)
+        by_rows.extend(items)
+        return items
+
+    with monkeypatch.context() as m:
+        m.setattr(files, "_read_batch", counted)
+        if blocks_always:
+            m.setattr(files, "_BLOCK_BYTES", 0)
+            m.setattr(files, "_BLOCK_LIMIT", 0)
+        fast = list(iter_file(path, label=label, id_field=id_field, limit=limit))
+    parsed = set(map(id, by_rows))
+    return rows, fast, sum(isinstance(item, Example) and id(item) not in parsed for item in fast)
+
+
+def _same(rows: list, fast: list) -> None:
+    assert len(fast) == len(rows)
+    for a, b in zip(rows, fast):
+        assert type(a) is type(b)
+        assert repr(a) == repr(b)  # floats to the bit (-0.0, the last digit), reasons, places
+        if isinstance(a, Example):
+            assert [type(v) for v in a.x.values()] == [type(v) for v in b.x.values()]
+            assert type(a.y) is type(b.y) and type(a.key) is type(b.key)
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_every_line_has_the_fate_the_row_parser_gives_it(tmp_path, monkeypatch, seed):
+    rng = random.Random(seed)
+    monkeypatch.setattr(files, "_BLOCK", rng.choice([16, 50, 200, 4096]))
+    fmt = "csv" if seed % 2 else "arff"
+    path = tmp_path / (f"data.{fmt}" + (".gz" if seed % 3 == 0 else ""))
+    bad = [0.0, 0.002, 0.02, 0.1, 0.4][seed % 5]
+    label, id_field = _write(path, rng, fmt, rng.randint(50, 700), bad, with_id=seed % 4 == 1)
+    rows, fast, by_blocks = _both(monkeypatch, path, label, id_field)
+    _same(rows, fast)
+    if bad <= 0.02:
+        assert by_blocks > 0  # the block reader read some lines itself
+
+
+def test_a_limit_and_rejections_keep_their_positions(tmp_path, monkeypatch):
+    rng = random.Random(99)
+    monkeypatch.setattr(files, "_BLOCK", 64)
+    path = tmp_path / "data.csv"
+    label, id_field = _write(path, rng, "csv", 900, 0.05, with_id=False)
+    for limit in (None, 0, 1, 63, 64, 65, 300, 10 ** 6):
+        rows, fast, _ = _both(monkeypatch, path, label, id_field, limit)
+        _same(rows, fast)
+
+
+def test_a_damaged_gzip_ends_the_source_alike(tmp_path, monkeypatch):
+    rng = random.Random(5)
+    monkeypatch.setattr(files, "_BLOCK", 128)
+    whole = tmp_path / "whole.csv.gz"
+    label, id_field = _write(whole, rng, "csv", 3000, 0.01, with_id=False)
+    cut = tmp_path / "cut.csv.gz"
+    cut.write_bytes(whole.read_bytes()[:len(whole.read_bytes()) * 2 // 3])
+    rows, fast, by_blocks = _both(monkeypatch, cut, label, id_field)
+    _same(rows, fast)
+    assert "damaged" in rows[-1].reason and by_blocks > 0
+
+
+def test_a_line_longer_than_the_csv_modules_field_limit(tmp_path, monkeypatch):
+    limit = csv.field_size_limit()
+    try:
+        csv.field_size_limit(40)
+        path = tmp_path / "long.csv"
+        path.write_text("a,b,y\n" + "1,2,u\n" * 30 + "1," + "0" * 60 + "1,u\n" + "3,4,v\n" * 30)
+        rows, fast, by_blocks = _both(monkeypatch, path, "y", None)
+        _same(rows, fast)
+        assert by_blocks > 0 and any(not isinstance(item, Example) for item in rows)
+    finally:
+        csv.field_size_limit(limit)
+
+
+def test_a_file_of_plain_numbers_is_read_by_blocks(tmp_path, monkeypatch):
+    path = tmp_path / "plain.csv"
+    path.write_text("a,y,b\n" + "".join(f"{i / 7},c{i % 3},{-i}e-3\n" for i in range(5000)))
+    rows, fast, by_blocks = _both(monkeypatch, path, "y", None)
+    _same(rows, fast)
+    assert by_blocks == 5000
+
+
+def test_small_files_and_short_runs_are_the_row_parsers(tmp_path, monkeypatch):
+    path = tmp_path / "plain.csv"
+    path.write_text("a,y\n" + "1,u\n" * 3000)
+    _, fast, by_blocks = _both(monkeypatch, path, "y", None, blocks_always=False)
+    assert len(fast) == 3000 and by_blocks == 0
+    monkeypatch.setattr(files, "_BLOCK_BYTES", 0)
+    _, fast, by_blocks = _both(monkeypatch, path, "y", None, limit=2000, blocks_always=False)
+    assert len(fast) == 2000 and by_blocks == 0
+    _, fast, by_blocks = _both(monkeypatch, path, "y", None, blocks_always=False)
+    assert by_blocks == 3000
+
+
+def test_files_it_does_not_read(tmp_path):
+    """A nominal feature, JSON Lines or delayed labels: the row parser reads every line."""
+    from foldstream.connectors.rows import RowSchema
+
+    assert blocks.block_reader(RowSchema("csv", "y", None, frozenset({"a"}), ("a", "y"))) is None
+    assert blocks.block_reader(RowSchema("jsonl", "y", None, frozenset())) is None
+    assert blocks.block_reader(RowSchema("csv", "y", "id", frozenset(), ("id", "y", "a"),
+                                         labels_later=True)) is None
+    assert blocks.block_reader(RowSchema("csv", "y", None, frozenset(), ("a", "y"))) is not None
+
+
+@pytest.mark.parametrize("fmt", ["csv", "arff"])
+@pytest.mark.parametrize("label_first", [False, True])
+def test_each_hostile_line_alone_at_each_place_of_a_block(tmp_path, monkeypatch, fmt,
+                                                          label_first):
+    """Each hostile value, label and line alone among plain lines: first, second, last of a
+    block, and where a piece of a block starts after it."""
+    monkeypatch.setattr(files, "_BLOCK", 32)
+    order = (lambda a, b, y: f"{y},{a},{b}") if label_first else (lambda a, b, y: f"{a},{b},{y}")
+    attributes = "".join(f"@attribute {n} {'string' if n == 'y' else 'numeric'}\n"
+                         for n in order("a", "b", "y").split(","))
+    head = order("a", "b", "y") + "\n" if fmt == "csv" else f"@relation r\n{attributes}@data\n"
+    lines = [order(v, 1, "u").encode() for v in HOSTILE]
+    lines += [order(1, 2, v).encode() for v in BAD_LABELS]
+    lines += [b"", b" ", b"\xef\xbb\xbf" + order(1, 2, "u").encode(), order(1, 2, "u,").encode(),
+              b"1,2", order("\udcff", 1, "u").encode("utf-8", "surrogateescape"), b"% c",
+              b"a\rb", order(1, 2, "u\rv").encode()]
+    plain = order(1.5, -2, "u").encode()
+    for line in lines:
+        for at in (0, 1, 15, 31, 32, 33):  # places in the blocks of 32 lines
+            body = [plain] * 80
+            body[at] = line
+            if at >= 2:
+                body[at - 1] = order("x", 1, "u").encode()  # a piece starts after it
+            path = tmp_path / f"f.{fmt}"
+            path.write_bytes(head.encode() + b"\n".join(body) + b"\n")
+            rows, fast, by_blocks = _both(monkeypatch, path, "y", None)
+            _same(rows, fast)
+            assert by_blocks > 0, (line, at)
