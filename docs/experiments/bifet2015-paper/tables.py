@@ -289,7 +289,8 @@ def timing_rows(paper: dict, timing: Sequence[dict], np_results: Sequence) -> li
         lines.append(ModeTimes(f"{design}: the paper (SAMOA, wall)",
                                tuple(row["values"][:3])).markdown("s"))
         mine = [t for t in timing if t["design"] == design]
-        streams = sorted({t["dataset"] for t in mine})
+        streams = sorted(d for d in {t["dataset"] for t in mine}  # those timed in every mode
+                         if {t["mode"] for t in mine if t["dataset"] == d} >= set(MODES))
         ours = mode_times(mine, f"{design}: ours, `timing.jsonl` ({', '.join(streams)}; "
                                 f"replication 0)")
         if ours:

@@ -4,23 +4,25 @@ as CPU seconds per run with the modes interleaved on the same configuration.
 The paper gives seconds per run on SAMOA, prequential and non-prequential: cv 1.48 times
 bootstrap and split 0.13 times (prequential), 1.25 and 0.47 times (non-prequential). Seconds on
 a shared machine say more about the other engineers than about the modes, so this script
-measures ratios: every run is one (stream, mode, design) of ``conf/experiments/bifet2015-paper.yaml``
-(replication 0, the same seeds as the results files' replication 0), run by the experiment's own
+measures ratios: every run is one (stream, mode, design) of
+``conf/experiments/bifet2015-paper.yaml`` (replication 0, the same seeds as the results files'
+replication 0, or another), run by the experiment's own
 :func:`~foldstream.job.tools.experiment.run.run_replication` in this one process, its CPU seconds
 (every thread, the JVM's included) from ``time.process_time``. A warm-up run starts the JVM
 first, and each stream's six runs follow one another (the designs alternate, the modes rotate),
 so a change of load hits every mode alike. One line per run is appended to ``timing.jsonl``
 (a stopped run resumes: the runs found there are skipped)::
 
-    nice -n 10 python docs/experiments/bifet2015-paper/timing.py [STREAM ...]
+    nice -n 10 python docs/experiments/bifet2015-paper/timing.py [--replication R] [STREAM ...]
 
-(default streams: :data:`STREAMS`). ``tables.py`` reads the file into its timing table.
+(default streams: :data:`STREAMS`; replication 0 by default, another gives another round on
+other seeds). ``tables.py`` reads the file into its timing table.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -59,8 +61,7 @@ def read_timing(path: Path = TIMING) -> list[TimedRun]:
             if line.strip()]
 
 
-def plan(streams: list[str], modes: list[str], replication: int = 0
-         ) -> list[tuple[str, str, str, bool]]:
+def plan(streams: list[str], modes: list[str]) -> list[tuple[str, str, str, bool]]:
     """The runs in their order: per stream, the designs alternating and the modes rotating.
 
     >>> plan(["a", "b"], ["bootstrap", "cv", "split"])[:4]  # doctest: +NORMALIZE_WHITESPACE
@@ -89,7 +90,7 @@ def run(streams: list[str], path: Path = TIMING, replication: int = 0) -> list[T
     experiments = {prequential: load_experiment(CONFIG, [f"prequential={str(prequential).lower()}"])
                    for _, prequential in DESIGNS}
     modes = list(experiments[True].modes)
-    todo = [p for p in plan(streams, modes, replication) if (p[0], p[1], p[2], replication)
+    todo = [p for p in plan(streams, modes) if (p[0], p[1], p[2], replication)
             not in finished]
     if not todo:
         return done
@@ -109,4 +110,8 @@ def run(streams: list[str], path: Path = TIMING, replication: int = 0) -> list[T
 
 
 if __name__ == "__main__":
-    run(sys.argv[1:] or list(STREAMS))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("streams", nargs="*", default=list(STREAMS), help="the streams to time")
+    parser.add_argument("--replication", type=int, default=0, help="whose seeds (default 0)")
+    args = parser.parse_args()
+    run(args.streams, replication=args.replication)
