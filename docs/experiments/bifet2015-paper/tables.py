@@ -268,6 +268,17 @@ def mode_times(runs: Sequence[dict], what: str) -> ModeTimes | None:
     return ModeTimes(what, tuple(_mean([g[m] for g in whole]) for m in MODES))
 
 
+def _replications(reps: Sequence[int]) -> str:
+    """Which replications, in words.
+
+    >>> _replications([1]), _replications([0, 1]), _replications([0, 1, 2])
+    ('replication 1', 'replications 0 and 1', 'replications 0 to 2')
+    """
+    if len(reps) == 1:
+        return f"replication {reps[0]}"
+    return f"replications {reps[0]} {'and' if len(reps) == 2 else 'to'} {reps[-1]}"
+
+
 def timing_rows(paper: dict, timing: Sequence[dict], np_results: Sequence) -> list[str]:
     """Table 2's timing rows: the paper's seconds per mode (its no-change columns) beside our
     CPU seconds, per design, as ratios to bootstrap."""
@@ -278,7 +289,7 @@ def timing_rows(paper: dict, timing: Sequence[dict], np_results: Sequence) -> li
              "included; each run evaluates A, B, the two noisy B's and the exact null's two "
              "trees over 10 folds), averaged over the (stream, replication) groups that have all "
              "three modes. Ours were measured on a machine shared by several engineers (load "
-             "average 4 to 13 on 2 cores): the seconds there are not comparable with the "
+             "average 11 to 20 on 2 cores): the seconds there are not comparable with the "
              "paper's or between rows, the ratios within a row are (each row's modes ran "
              "interleaved on the same streams and seeds). The bold columns are cv's and split's "
              "time over bootstrap's.", "",
@@ -291,8 +302,9 @@ def timing_rows(paper: dict, timing: Sequence[dict], np_results: Sequence) -> li
         mine = [t for t in timing if t["design"] == design]
         streams = sorted(d for d in {t["dataset"] for t in mine}  # those timed in every mode
                          if {t["mode"] for t in mine if t["dataset"] == d} >= set(MODES))
+        reps = sorted({t["replication"] for t in mine})
         ours = mode_times(mine, f"{design}: ours, `timing.jsonl` ({', '.join(streams)}; "
-                                f"replication 0)")
+                                f"{_replications(reps)})")
         if ours:
             lines.append(ours.markdown("CPU-s"))
         if not prequential and np_results:
@@ -300,9 +312,8 @@ def timing_rows(paper: dict, timing: Sequence[dict], np_results: Sequence) -> li
                      "cpu_time_s": r.cpu_time_s} for r in np_results]
             later = [r for r in runs if r["replication"] > 0]  # replication 0: the JVMs start
             used = later or runs
-            reps = sorted({r["replication"] for r in used})
             ours = mode_times(used, f"{design}: ours, the non-prequential results (12 streams, "
-                                    f"replications {reps[0]} to {reps[-1]})")
+                                    f"{_replications(sorted({r['replication'] for r in used}))})")
             if ours:
                 lines.append(ours.markdown("CPU-s"))
     return lines
