@@ -28,7 +28,7 @@ def _lines(path: Path) -> list[dict]:
 def _outcomes(line: dict) -> tuple:
     """A results line without its timing."""
     return tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in line.items()
-                        if k != "wall_time_s"))
+                        if k not in ("wall_time_s", "cpu_time_s")))
 
 
 # ------------------------------------------------------------------------------- end to end
@@ -140,6 +140,18 @@ def test_one_and_two_workers_give_the_same_results(tmp_path):
     # the replications differ from each other (their seeds do), so the identity is not vacuous
     assert len({l["seed"] for l in a}) == 2
     assert len({json.dumps(l["accuracy"]) for l in a}) == 8
+
+
+def test_a_results_line_keeps_its_cpu_seconds_and_an_older_line_still_reads(tmp_path):
+    experiment = load_experiment(TINY, SMALLER[:2] + ["modes=[split]", "replications=1"])
+    run_experiment(experiment, tmp_path / "r.jsonl", workers=1)
+    lines = _lines(tmp_path / "r.jsonl")
+    assert len(lines) == 2
+    for line in lines:  # the process's CPU seconds of the run: some, and no more than it had
+        assert 0 < line["cpu_time_s"] <= 2 * line["wall_time_s"]
+    older = {k: v for k, v in lines[0].items() if k != "cpu_time_s"}  # a line written before
+    assert ReplicationResult.from_json(older).cpu_time_s is None
+    assert ReplicationResult.from_json(lines[0]).cpu_time_s == lines[0]["cpu_time_s"]
 
 
 def test_a_restart_runs_only_the_missing_replications(tmp_path, monkeypatch):

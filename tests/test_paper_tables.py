@@ -4,6 +4,7 @@ paper's numbers (paper.yaml) checked against its own averages."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import sys
 from pathlib import Path
@@ -104,3 +105,53 @@ def test_an_empty_results_file_is_named(tables, tmp_path):
     empty.write_text("", encoding="utf-8")
     with pytest.raises(SystemExit, match="no replication results"):
         tables.report(empty)
+
+
+def test_the_non_prequential_rows_table_3_like_for_like_and_the_timing_rows(tables, tmp_path):
+    """Given the non-prequential results, Table 2 gets the paper's non-prequential rows beside
+    them and Table 3 compares like for like (the paper's Table 3 is non-prequential); a
+    replication missing runs is left out; the timing rows are CPU seconds per mode as ratios to
+    bootstrap's, beside the paper's (cv 1.48 and split 0.13 times, prequential)."""
+    seconds = {"bootstrap": 10.0, "cv": 15.0, "split": 2.0}
+
+    def lines(hits_for, replications):
+        return [dataclasses.replace(result(dataset, mode, r, hits_for(dataset, mode, r)),
+                                    cpu_time_s=seconds[mode] * (1 + r))
+                for r in range(replications) for dataset in ("covtype", "elec")
+                for mode in ("bootstrap", "cv", "split")]
+
+    prequential = lines(lambda d, m, r: {("noise_0.10", "mcnemar")}, 2)
+    # non-prequential: McNemar rejects no_change in every run of replications 0 and 1; a third
+    # replication has covtype's runs only (a stopped run): left out
+    nonprequential = lines(lambda d, m, r: {("no_change", "mcnemar")}, 3)
+    nonprequential = [x for x in nonprequential if not (x.replication == 2 and x.dataset == "elec")]
+    for name, runs in (("pre.jsonl", prequential), ("non.jsonl", nonprequential)):
+        (tmp_path / name).write_text("".join(x.to_json() + "\n" for x in runs), encoding="utf-8")
+    timing = tmp_path / "timing.jsonl"
+    timing.write_text("".join(
+        f'{{"dataset": "elec", "mode": "{m}", "design": "{d}", "replication": 0, "order": 0, '
+        f'"cpu_time_s": {s * (2 if d == "prequential" else 1)}, "wall_time_s": 1.0}}\n'
+        for d in ("prequential", "non-prequential") for m, s in seconds.items()), encoding="utf-8")
+    out = tables.main(tmp_path / "pre.jsonl", tmp_path / "out", nonprequential=tmp_path / "non.jsonl",
+                      timing=timing)
+    text = (out / "tables.md").read_text(encoding="utf-8")
+    assert text.splitlines()[0].endswith("; non-prequential: 2 replications a cell")
+    low, high = wilson(4, 4)
+    np2 = text[text.index("## Table 2: every test, pooled over the streams (non-prequential)"):]
+    mcnemar = next(line for line in np2.splitlines() if line.startswith("| McNemar, final"))
+    assert mcnemar.split(" | ")[1] == f"1.00 ({low:.2f}–{high:.2f})<br>paper 0.71"
+    np3 = text[text.index("## Table 3: McNemar's test per stream, non-prequential"):]
+    covtype = next(line for line in np3.splitlines() if line.startswith("| CovTYPE"))
+    assert covtype.split(" | ")[1].startswith("1.00 (0.34–1.00)<br>paper 0.86")  # 2 runs, not 3
+    assert "## Table 3 against our prequential runs" in text
+    timing_rows = text[text.index("## Table 2's timing rows"):]
+    rows = {line.split(" | ")[0]: line.split(" | ")[2:] for line in timing_rows.splitlines()
+            if line.startswith("| ")}
+    assert rows["| prequential: the paper (SAMOA, wall)"] == ["**1.48**", "**0.13** |"]
+    assert rows["| non-prequential: the paper (SAMOA, wall)"] == ["**1.25**", "**0.47** |"]
+    ours = next(v for k, v in rows.items() if k.startswith("| prequential: ours"))
+    assert ours == ["**1.50**", "**0.20** |"]
+    # inside: McNemar under no change (4 of 4, 0.51 to 1: the paper's 0.52 to 0.71), the sign
+    # test and Wilcoxon under no change (0 of 4, 0 to 0.49: its 0.10 to 0.14) and the sign test
+    # with split at noise 0.05 (its 0.44); no other
+    assert "10 of the paper's 27 non-prequential Table 2 cells lie inside" in text

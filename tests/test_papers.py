@@ -107,3 +107,38 @@ def test_temporal_correction_beats_naive_bayes_on_electricity_zliobaite_2015(ele
         ["learner", "measure"])["mean"]
     assert value["nb", "kappa_per"] < 0 and value["nb", "kappa_plus"] == 0
     assert value["nb_tc", "accuracy"] > value["nb", "accuracy"] + 0.025
+
+
+def test_the_non_prequential_design_bifet_2015():
+    """Bifet et al. (2015, §3): in the non-prequential k-fold designs each example tests only
+    the classifiers it does not train: with cv one fold of ten (the others train on it), with
+    split nine (one trains on it), with bootstrap those whose Poisson(1) weight is 0, about
+    ``1/e`` of them ("training in approximately two thirds of the classifiers ... and for
+    testing in the rest"). Run through the experiment behind docs/experiments/bifet2015-paper
+    (``prequential=false``, its Table 2's non-prequential rows), 10 folds; A and B are scored on
+    the same examples in every fold (the pairing of the fold tests)."""
+    from pathlib import Path
+
+    from foldstream.job.runner import run_configuration
+    from foldstream.job.tools.experiment import load_experiment
+    from foldstream.job.tools.experiment.design import Task, run_configs
+
+    tiny = Path(__file__).resolve().parents[1] / "conf" / "experiments" / "tiny.yaml"
+    n, k = 1000, 10
+    experiment = load_experiment(tiny, [f"n={n}", f"report_every={n}", f"folds={k}",
+                                        "prequential=false", "conditions.noise=[]",
+                                        "conditions.exact_null=null"])
+    scored = {}
+    for mode in ("bootstrap", "cv", "split"):
+        (config,) = run_configs(experiment, Task("sea", mode, 0))
+        records = run_configuration(config, write=False, keep=True).records
+        final = {r["learner"]: r for r in records if r["type"] == "measures"
+                 and r["position"] == n}
+        assert set(final) == {"A", "B"} and not final["A"]["prequential"]
+        assert final["A"]["window_size"] == final["B"]["window_size"]
+        scored[mode] = final["A"]["window_size"]
+    assert sum(scored["cv"]) == n and sum(scored["split"]) == (k - 1) * n
+    assert all(0 < s < n for sizes in scored.values() for s in sizes)
+    # bootstrap: k n / e scored in expectation, standard deviation sqrt(k n p (1 - p)) = 48
+    # with p = 1/e (prequential: k n = 10,000)
+    assert abs(sum(scored["bootstrap"]) - k * n * np.exp(-1)) < 200, scored["bootstrap"]

@@ -10,16 +10,22 @@ published number (``paper.yaml``, transcribed from the paper), in bold where it 
 interval. A figure puts every per-stream cell of ours against the paper's, and a last table
 shows what the tests were shown: the accuracy gap between the two seeds and the drop the noise
 filter made, per stream (the evidence for the disagreements discussed in README.md). It reads
-only the results file, so it can be run on a partial one while the experiment goes on::
+only the results files, so it can be run on partial ones while the experiments go on::
 
-    python docs/experiments/bifet2015-paper/tables.py RESULTS.jsonl [OUT_DIR]
+    python docs/experiments/bifet2015-paper/tables.py RESULTS.jsonl [OUT_DIR] \
+        [--nonprequential RESULTS.jsonl] [--timing TIMING.jsonl]
 
-(OUT_DIR: this folder by default; it writes ``tables.md`` and ``tables.png``).
+(OUT_DIR: this folder by default; it writes ``tables.md`` and ``tables.png``). The first file is
+the prequential design's. ``--nonprequential``: the same experiment with ``prequential=false``
+(each fold scores only the examples it does not train on, the paper's "non-prequential"), whose
+complete replications give Table 2's non-prequential rows and Table 3 like for like (the paper's
+Table 3 is non-prequential). ``--timing``: ``timing.py``'s file, the timing rows.
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +54,12 @@ PER_STREAM_NOTE = {
     "table4": "The paper's Table 4 is its prequential design (its Average row equals its "
               "Table 2's \"Wilcoxon prequential\" row), as ours is.",
 }
+
+
+#: the figure's panels: which of our designs against which table of the paper
+PANELS = {"mcnemar, non-prequential": "McNemar, non-prequential (Table 3, like for like)",
+          "mcnemar": "McNemar, prequential (Table 3 is non-prequential)",
+          "wilcoxon": "Wilcoxon, prequential (Table 4)"}
 
 
 @dataclass(frozen=True)
@@ -105,12 +117,13 @@ def _header(columns: Sequence[tuple[str, str]], first: str) -> list[str]:
             "|---|" + "---|" * len(columns)]
 
 
-def table2(rates: Sequence[Rate], paper: dict) -> list[str]:
-    """Table 2: a row per test and look, pooled over the streams; the paper's prequential rows
-    beside ours (this experiment is prequential), the exact null ours alone."""
+def table2(rates: Sequence[Rate], paper: dict, prequential: bool = True) -> list[str]:
+    """Table 2: a row per test and look, pooled over the streams; the paper's rows of the same
+    design (prequential or not) beside ours, the exact null ours alone."""
     index = _index(rates)
     columns = [tuple(c) for c in paper["columns"]] + EXACT_NULL
-    published = {row["test"]: row["values"] for row in paper["table2"] if row["prequential"]}
+    published = {row["test"]: row["values"] for row in paper["table2"]
+                 if row["prequential"] == prequential}
     lines = _header(columns, "test")
     for test in TESTS:
         for look in ("final", "any"):
@@ -168,40 +181,172 @@ def paper_detects_more(cells: dict[str, list[Cell]], paper: dict) -> list[str]:
     return lines if found else lines[:4] + ["None."]
 
 
-def inside_count(rates: Sequence[Rate], paper: dict) -> list[str]:
-    """How many of Table 2's cells (the paper's prequential rows) lie inside our intervals."""
+def inside_count(rates: Sequence[Rate], paper: dict, np_rates: Sequence[Rate] = ()
+                 ) -> list[str]:
+    """How many of Table 2's cells lie inside our intervals: the paper's prequential rows
+    against our prequential runs, and its non-prequential rows against ours (if run)."""
+    lines = ["## Table 2 against the paper, in one number", ""]
+    for design, mine in (("prequential", rates), ("non-prequential", np_rates)):
+        if mine:
+            inside, total = _inside(mine, paper, design == "prequential")
+            lines.append(f"{inside} of the paper's {total} {design} Table 2 cells lie inside our "
+                         f"95% intervals of the same design (README.md, \"Why Table 2's cells "
+                         f"differ\", says why).")
+            lines.append("")
+    return lines[:-1]
+
+
+def _inside(rates: Sequence[Rate], paper: dict, prequential: bool) -> tuple[int, int]:
+    """How many of the paper's Table 2 cells of one design lie inside our intervals, of how
+    many we ran."""
     index = _index(rates)
     columns = [tuple(c) for c in paper["columns"]]
     inside = total = 0
     for row in paper["table2"]:
-        if not row["prequential"]:
+        if row["prequential"] != prequential:
             continue
         for (condition, mode), value in zip(columns, row["values"]):
             ours = index.get(("all", condition, mode, row["test"], "final"))
             if ours is not None:
                 total += 1
                 inside += ours.low <= value <= ours.high
-    return ["## Table 2 against the paper, in one number", "",
-            f"{inside} of the paper's {total} prequential Table 2 cells lie inside our 95% "
-            f"intervals (README.md, \"Why Table 2's cells differ\", says why)."]
+    return inside, total
 
 
-def report(results_path: Path, paper: dict | None = None
-           ) -> tuple[str, dict[str, list[Cell]], int]:
-    """The Markdown of the three tables, the per-stream cells of each test, and the fewest
-    replications a cell has."""
+def complete(results: Sequence, datasets: Sequence[str], modes: Sequence[str] = MODES) -> list:
+    """The runs of the replications that have every (dataset, mode): a partial replication at
+    the end of a stopped run would weigh its streams unevenly in the pooled cells.
+
+    >>> from foldstream.job.tools.experiment import ReplicationResult
+    >>> runs = [ReplicationResult("f", d, m, r, 1, 10, 1, {}) for r in (0, 1)
+    ...         for d in ("a", "b") for m in MODES if (r, d) != (1, "b")]
+    >>> sorted({r.replication for r in complete(runs, ["a", "b"])})
+    [0]
+    """
+    want = {(d, m) for d in datasets for m in modes}
+    have: dict[int, set[tuple[str, str]]] = {}
+    for r in results:
+        have.setdefault(r.replication, set()).add((r.dataset, r.mode))
+    whole = {rep for rep, keys in have.items() if want <= keys}
+    return [r for r in results if r.replication in whole and r.dataset in datasets]
+
+
+@dataclass(frozen=True)
+class ModeTimes:
+    """One design's cost per mode: the mean seconds of a run, and cv's and split's over
+    bootstrap's."""
+
+    what: str
+    seconds: tuple[float, float, float]  # bootstrap, cv, split (MODES' order)
+
+    @property
+    def ratios(self) -> tuple[float, float]:
+        """cv and split over bootstrap.
+
+        >>> ModeTimes("paper", (813, 1202, 109)).ratios
+        (1.4784747847478474, 0.13407134071340712)
+        """
+        bootstrap, cv, split = self.seconds
+        return cv / bootstrap, split / bootstrap
+
+    def markdown(self, unit: str) -> str:
+        cv, split = self.ratios
+        return (f"| {self.what} | " + " / ".join(f"{v:,.1f}" for v in self.seconds)
+                + f" {unit} | **{cv:.2f}** | **{split:.2f}** |")
+
+
+def mode_times(runs: Sequence[dict], what: str) -> ModeTimes | None:
+    """The mean CPU seconds per mode over the (dataset, replication) groups that have all
+    three modes (``runs``: dicts with ``dataset``, ``mode``, ``replication``, ``cpu_time_s``)."""
+    groups: dict[tuple[str, int], dict[str, float]] = {}
+    for r in runs:
+        if r.get("cpu_time_s") is not None:
+            groups.setdefault((r["dataset"], r["replication"]), {})[r["mode"]] = r["cpu_time_s"]
+    whole = [g for g in groups.values() if set(MODES) <= set(g)]
+    if not whole:
+        return None
+    return ModeTimes(what, tuple(_mean([g[m] for g in whole]) for m in MODES))
+
+
+def _replications(reps: Sequence[int]) -> str:
+    """Which replications, in words.
+
+    >>> _replications([1]), _replications([0, 1]), _replications([0, 1, 2])
+    ('replication 1', 'replications 0 and 1', 'replications 0 to 2')
+    """
+    if len(reps) == 1:
+        return f"replication {reps[0]}"
+    return f"replications {reps[0]} {'and' if len(reps) == 2 else 'to'} {reps[-1]}"
+
+
+def timing_rows(paper: dict, timing: Sequence[dict], np_results: Sequence) -> list[str]:
+    """Table 2's timing rows: the paper's seconds per mode (its no-change columns) beside our
+    CPU seconds, per design, as ratios to bootstrap."""
+    lines = ["## Table 2's timing rows: the cost of each mode", "",
+             "The paper's \"Avg. time\" of a run (seconds on SAMOA, its no-change columns; the "
+             "noise columns are within 3% of them, but prequential cv with noise 0.10: 1,294 s) "
+             "beside ours: the CPU seconds of a run (every thread of its process, MOA's JVM "
+             "included; each run evaluates A, B, the two noisy B's and the exact null's two "
+             "trees over 10 folds), averaged over the (stream, replication) groups that have all "
+             "three modes. Ours were measured on a machine shared by several engineers (load "
+             "average 11 to 20 on 2 cores): the seconds there are not comparable with the "
+             "paper's or between rows, the ratios within a row are (each row's modes ran "
+             "interleaved on the same streams and seeds). The bold columns are cv's and split's "
+             "time over bootstrap's.", "",
+             "| design: what | bootstrap / cv / split | cv / bootstrap | split / bootstrap |",
+             "|---|---|---|---|"]
+    for design, prequential in (("prequential", True), ("non-prequential", False)):
+        row = next(r for r in paper["time"] if r["prequential"] == prequential)
+        lines.append(ModeTimes(f"{design}: the paper (SAMOA, wall)",
+                               tuple(row["values"][:3])).markdown("s"))
+        mine = [t for t in timing if t["design"] == design]
+        streams = sorted(d for d in {t["dataset"] for t in mine}  # those timed in every mode
+                         if {t["mode"] for t in mine if t["dataset"] == d} >= set(MODES))
+        reps = sorted({t["replication"] for t in mine})
+        ours = mode_times(mine, f"{design}: ours, `timing.jsonl` ({', '.join(streams)}; "
+                                f"{_replications(reps)})")
+        if ours:
+            lines.append(ours.markdown("CPU-s"))
+        if not prequential and np_results:
+            runs = [{"dataset": r.dataset, "mode": r.mode, "replication": r.replication,
+                     "cpu_time_s": r.cpu_time_s} for r in np_results]
+            later = [r for r in runs if r["replication"] > 0]  # replication 0: the JVMs start
+            used = later or runs
+            ours = mode_times(used, f"{design}: ours, the non-prequential results (12 streams, "
+                                    f"{_replications(sorted({r['replication'] for r in used}))})")
+            if ours:
+                lines.append(ours.markdown("CPU-s"))
+    return lines
+
+
+def report(results_path: Path, paper: dict | None = None, nonprequential: Path | None = None,
+           timing: Path | None = None) -> tuple[str, dict[str, list[Cell]], int]:
+    """The Markdown of the three tables (and, given the non-prequential results and the timing
+    file, Table 2's non-prequential and timing rows, and Table 3 like for like), the
+    per-stream cells of each test, and the fewest replications a cell has (prequential)."""
     paper = paper or load_paper()
+    streams = [r["dataset"] for r in paper["table3"] if r["dataset"] not in (None, "all")]
     results, _ = read_results(results_path)
     if not results:
         raise SystemExit(f"{results_path}: no replication results")
-    rates = rejection_rates(results, [r["dataset"] for r in paper["table3"]
-                                      if r["dataset"] not in (None, "all")])
+    rates = rejection_rates(results, streams)
     runs = min(r.replications for r in rates if r.dataset != "all")
+    np_results: list = []
+    np_rates: list[Rate] = []
+    if nonprequential is not None:
+        everything, _ = read_results(nonprequential)
+        np_results = complete(everything, [d for d in streams  # the streams it has run
+                                           if any(r.dataset == d for r in everything)])
+        if np_results:
+            np_rates = rejection_rates(np_results, streams)
+    np_runs = min((r.replications for r in np_rates if r.dataset != "all"), default=0)
     replications = len({r.replication for r in results})
     datasets = sorted({r.dataset for r in results})
     fewer = runs < paper["runs"]
     title = (f"# Bifet et al. (KDD 2015), Tables 2, 3 and 4, rerun: {_count(runs, 'replication')} "
              f"a cell" + (f" (the paper's: {paper['runs']})" if fewer else ""))
+    if np_rates:
+        title += f"; non-prequential: {_count(np_runs, 'replication')} a cell"
     parts = [title, "",
              f"From `{results_path.name}`: {len(results)} runs, replications 0 to "
              f"{replications - 1}, {len(datasets)} streams. Each cell: the fraction of runs that "
@@ -210,25 +355,57 @@ def report(results_path: Path, paper: dict | None = None
              f"where it lies outside our interval. no_change and exact_null: a rejection is a "
              f"Type I error; noise_*: a detection. The exact null (docs/method.md §14) is not "
              f"in the paper.", ""]
+    if np_rates:
+        np_reps = sorted({r.replication for r in np_results})
+        parts += [f"The non-prequential rows and Table 3 like for like are from "
+                  f"`{nonprequential.name}` (the same experiment with `prequential=false`: each "
+                  f"fold scores only the examples it does not train on): {len(np_results)} runs "
+                  f"of its complete replications, 0 to {np_reps[-1]}, "
+                  f"{_count(np_runs, 'replication')} a cell.", ""]
     if fewer:
         parts += [f"The paper ran {paper['runs']} replications a cell; these tables hold "
-                  f"{_count(runs, 'replication')} a cell at the least. The results file is "
-                  f"resumable (`--set replications={paper['runs']}` continues it) and the tables "
-                  f"are made again from it.", ""]
-    parts += ["## Table 2: every test, pooled over the streams", "",
-              "The paper's numbers are its prequential rows (this experiment is prequential); "
-              "they stand beside our final report, the paper's only look.", ""]
+                  f"{_count(runs, 'replication')} a cell at the least"
+                  + (f" (prequential), {np_runs} (non-prequential)" if np_rates else "")
+                  + f". The results files are resumable (`--set replications={paper['runs']}` "
+                  f"continues them) and the tables are made again from them.", ""]
+    parts += ["## Table 2: every test, pooled over the streams (prequential)", "",
+              "Our prequential runs (every fold scores each example, then trains on it) beside "
+              "the paper's **prequential** rows; our final report, the paper's only look.", ""]
     parts += table2(rates, paper) + [""]
+    if np_rates:
+        parts += ["## Table 2: every test, pooled over the streams (non-prequential)", "",
+                  "Our non-prequential runs (each fold scores only the examples it does not "
+                  "train on: with cv one fold in ten scores each example, with split nine, with "
+                  "bootstrap those whose Poisson weight is 0) beside the paper's "
+                  f"**non-prequential** rows; {_count(np_runs, 'replication')} a cell.", ""]
+        parts += table2(np_rates, paper, prequential=False) + [""]
+    timed = []
+    if timing is not None and timing.exists():
+        timed = [json.loads(line) for line in timing.read_text(encoding="utf-8").splitlines()
+                 if line.strip()]
+    if timed or np_results:
+        parts += timing_rows(paper, timed, np_results) + [""]
     cells: dict[str, list[Cell]] = {}
+    if np_rates:
+        lines, cells["mcnemar, non-prequential"] = per_stream(np_rates, paper, "table3", "mcnemar")
+        parts += ["## Table 3: McNemar's test per stream, non-prequential (like for like)", "",
+                  "The paper's Table 3 is its non-prequential design (its Average row is its "
+                  "Table 2's \"McNemar non-prequential\" row); here beside our non-prequential "
+                  f"runs, {_count(np_runs, 'replication')} a cell. The final report; the last "
+                  "row is our rate pooled over the streams, beside the paper's average.", ""]
+        parts += lines + [""]
     for key, test, heading in PER_STREAM:
         lines, cells[test] = per_stream(rates, paper, key, test)
+        if key == "table3" and np_rates:
+            heading = "Table 3 against our prequential runs"
         parts += [f"## {heading}", "", PER_STREAM_NOTE[key], "",
                   f"The final report; the last row is our rate pooled over the streams, beside "
                   f"the paper's average.", ""] + lines + [""]
     parts += paper_detects_more(cells, paper) + [""]
-    parts += inside_count(rates, paper) + [""]
-    parts += gaps(results, [r["dataset"] for r in paper["table3"]
-                            if r["dataset"] not in (None, "all")]) + [""]
+    parts += inside_count(rates, paper, np_rates) + [""]
+    parts += gaps(results, streams) + [""]
+    if np_results:
+        parts += ["### The same, non-prequential", ""] + gaps(np_results, streams)[4:] + [""]
     return "\n".join(parts), cells, runs
 
 
@@ -304,8 +481,8 @@ def figure(cells: dict[str, list[Cell]], note: str = ""):
         ax.set_xlim(-0.03, 1.03)
         ax.set_ylim(-0.03, 1.03)
         ax.set_xlabel("the paper's rejection rate")
-        ax.set_title({"mcnemar": "McNemar (Table 3)", "wilcoxon": "Wilcoxon (Table 4)"}.get(test, test),
-                     fontsize=10)
+        runs = min((c.ours.replications for c in mine if c.ours is not None), default=0)
+        ax.set_title(f"{PANELS.get(test, test)}\n{_count(runs, 'replication')} a cell", fontsize=9)
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("ours (95% interval)")
     handles = [plt.Line2D([], [], color=c, marker="o", linestyle="", label=k)
@@ -318,20 +495,26 @@ def figure(cells: dict[str, list[Cell]], note: str = ""):
     return fig
 
 
-def main(results_path: Path, out: Path = HERE) -> Path:
+def main(results_path: Path, out: Path = HERE, *, nonprequential: Path | None = None,
+         timing: Path | None = None) -> Path:
     """Write ``tables.md`` and ``tables.png`` into ``out``."""
-    text, cells, runs = report(results_path)
+    text, cells, runs = report(results_path, nonprequential=nonprequential, timing=timing)
     out.mkdir(parents=True, exist_ok=True)
     (out / "tables.md").write_text(text + "\n", encoding="utf-8")
     import matplotlib.pyplot as plt
 
-    fig = figure(cells, f", {_count(runs, 'replication')} a cell")
+    fig = figure(cells)
     fig.savefig(out / "tables.png", dpi=120)
     plt.close(fig)
     return out
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (2, 3):
-        sys.exit(__doc__.split("::")[1].strip().split("\n")[0])
-    main(Path(sys.argv[1]), Path(sys.argv[2]) if len(sys.argv) == 3 else HERE)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("results", type=Path, help="the prequential results file")
+    parser.add_argument("out", type=Path, nargs="?", default=HERE, help="the output folder")
+    parser.add_argument("--nonprequential", type=Path, default=None,
+                        help="the non-prequential results file")
+    parser.add_argument("--timing", type=Path, default=None, help="timing.py's file")
+    args = parser.parse_args()
+    main(args.results, args.out, nonprequential=args.nonprequential, timing=args.timing)

@@ -403,7 +403,9 @@ class ReplicationResult:
     """One line of the results file: a (dataset, mode, replication) run's outcomes.
 
     ``outcomes[condition][test]``; ``accuracy``: each learner's mean accuracy over the folds
-    at the final report (how large the difference of each condition was).
+    at the final report (how large the difference of each condition was); ``cpu_time_s``: the
+    CPU seconds of the process that ran it, every thread (a MOA learner's JVM too, and its
+    start in a process's first MOA run), ``None`` on a line written before it was measured.
     """
 
     experiment: str
@@ -416,6 +418,7 @@ class ReplicationResult:
     outcomes: dict[str, dict[str, Outcome]]
     accuracy: dict[str, float | None] = field(default_factory=dict)
     wall_time_s: float = 0.0
+    cpu_time_s: float | None = None
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -432,7 +435,8 @@ class ReplicationResult:
         return cls(str(data["experiment"]), str(data["dataset"]), str(data["mode"]),
                    int(data["replication"]), int(data["seed"]), int(data["examples"]),
                    int(data["reports"]), outcomes, dict(data.get("accuracy", {})),
-                   float(data.get("wall_time_s", 0.0)))
+                   float(data.get("wall_time_s", 0.0)),
+                   None if data.get("cpu_time_s") is None else float(data["cpu_time_s"]))
 
 
 def rejects(record: dict[str, Any], test: str) -> bool:
