@@ -5,7 +5,7 @@
     source: a file's lines or a generator's ticks (read in the job), or Kafka rows
       --key by stream-->       FanOutFunction     parse, batcher + fan-out (delayed labels: the
                                                   delay fan-out); rejected -> dead letters
-      --key by fold route-->   FoldFunction       the fold's learner tasks + its evaluator
+      --key by subtask route--> FoldFunction      its folds' learner tasks + evaluators
                                                   (in task slots of their own: learner_slots)
       --key by stream-->       AggregatorFunction measures, comparison, ranking, alarm, summary
       --> sink (records collected into a file or stdout by the client, or Kafka topics)
