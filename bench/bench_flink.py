@@ -4,6 +4,8 @@ against 1, in one run.
     .venv/bin/python bench/bench_flink.py [--limit N] [--batch-size 500] [--repeat 2]
         [--learners pair|nochange] [--cpu] [--subtract SMALL]
         [--checkpoints | --keying | --slots]
+    .venv/bin/python bench/bench_flink.py --whole [--repeat 2] [--covertype [PATH]] [--set k=v]
+    .venv/bin/python bench/bench_flink.py --records [--covertype [PATH]]
 
 Electricity, 10-fold bootstrap, GaussianNB + HoeffdingTree (``--learners nochange``: river's
 ``NoChangeClassifier``, so that what is timed is the engines' own work). Start-up is excluded:
@@ -16,6 +18,18 @@ is what one core can do at best, so parallelism 2 is held against twice its rate
 at least 0.9 of the in-process engine, P=2 at least 0.8 of twice the plain loop, both by the
 job's clock). ``--cpu`` adds where the cores went during each Flink run's clock: the CPU of
 the client, the JVM and each Python worker, from ``/proc``.
+
+``--whole`` measures what a user waits for instead: ``foldstream run`` as a fresh process,
+in-process and Flink at parallelism 2 in turn, ``--repeat`` times, its whole wall time (start-up
+included) beside the CPU time of the process tree and the job's clock; the default
+configuration is the embedded one (``foldstream run`` with no file), ``--covertype`` runs Forest
+Covertype with MOA's Hoeffding tree (10-fold bootstrap, cumulative window, no detectors)
+instead. Each pair's record files are compared, timing fields excepted
+(``SummaryRecord.TIMING_FIELDS``), rejected records too: a difference fails the benchmark.
+
+``--records`` times what the fan-out's output costs to pickle and unpickle per example batch
+of 500: one record per fold (the folds' shared feature dicts written once per fold) against one
+record per subtask at parallelism 2 (written once per subtask), on Electricity or Covertype.
 """
 
 from __future__ import annotations
@@ -26,14 +40,20 @@ import importlib.util
 import json
 import os
 import socket
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
 from pathlib import Path
 
+from typing import NamedTuple
+
 from foldstream.job.config import load_config
 from foldstream.job.runner import run_configuration
+from foldstream.operators.records.base import dumps
+from foldstream.operators.records.outputs import SummaryRecord
 
 LEARNERS = ("learners=[{name: nb, model: river.naive_bayes.GaussianNB}, "
             "{name: ht, model: river.tree.HoeffdingTreeClassifier}]")
@@ -137,6 +157,8 @@ class ProcessCpu:
                 continue
             kind = ("client" if pid == os.getpid() else "JVM" if "java" in cmd.split("\0")[0]
                     else "Python worker" if "beam_boot" in cmd else "")
+            if not kind and pid in mine:
+                kind = "process"  # a child: ``foldstream run`` in --whole
             if kind:
                 out[pid] = (kind, (int(fields[11]) + int(fields[12])) / self.tick)
         return out
@@ -162,6 +184,16 @@ class ProcessCpu:
         rows = [(kind, (cpu - start.get(pid, (kind, cpu))[1]) / span)
                 for pid, (kind, cpu) in last.items() if pid in start]
         return sorted(rows, key=lambda r: -r[1])
+
+    def total(self) -> float:
+        """The CPU seconds of every process seen but this one (a ``foldstream run`` started
+        as a child, its JVM and Python workers), each up to its last sample."""
+        self.stop.set()
+        self.thread.join()
+        last: dict[int, tuple[str, float]] = {}
+        for _, sample in self.samples:
+            last.update(sample)
+        return sum(cpu for pid, (_, cpu) in last.items() if pid != os.getpid())
 
 
 def kafka_jars() -> list[str]:
@@ -264,6 +296,136 @@ def marginal_rate(name: str, overrides: list[str], base: list[str], small: int, 
     return rate
 
 
+# --------------------------------------------------------------------------- whole process
+#: Forest Covertype with MOA's Hoeffding tree, as issue 31 measures it against MOA's task.
+COVERTYPE = ["source.label=Cover_Type", "source.stream=covtype",
+             "learners=[{name: ht, model: moa.classifiers.trees.HoeffdingTree}]",
+             "evaluation.mode=bootstrap", "evaluation.folds=10",
+             "evaluation.window={kind: cumulative}", "evaluation.alarms.page_hinkley=null",
+             "evaluation.alarms.adwin=false"]
+WHOLE_ENGINES = {"inprocess": [], "flink P=2": ["engine.kind=flink", "engine.parallelism=2"]}
+
+
+class WholeRun(NamedTuple):
+    """One ``foldstream run`` as a fresh process: its wall time, the CPU time of its processes
+    (the client, and on Flink the JVM and the Python workers; sampled from ``/proc``), the
+    summary's job clock and examples, and where it wrote its records."""
+
+    wall: float
+    cpu: float
+    clock: float
+    position: int
+    records: Path
+
+
+def run_whole(overrides: list[str], sink: Path) -> WholeRun:
+    """``foldstream run --quiet`` (the one beside this interpreter) with ``overrides``, its
+    records into ``sink`` (rejected ones beside it)."""
+    sets = [*overrides, f"sink.path={sink}"]
+    command = [str(Path(sys.executable).with_name("foldstream")), "run", "--quiet",
+               *(a for o in sets for a in ("--set", o))]
+    watch = ProcessCpu()
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    cpu = watch.total()
+    if done.returncode != 0:
+        raise RuntimeError(f"foldstream run failed ({done.returncode}): {done.stderr[-3000:]}")
+    (summary,) = [r for r in map(json.loads, sink.read_text().splitlines())
+                  if r["type"] == "summary"]
+    return WholeRun(wall, cpu, summary["wall_time_s"], summary["position"], sink)
+
+
+def comparable_file(path: Path) -> list[str]:
+    """A record file's records as exact bytes, sorted, timing fields excepted (the engines
+    interleave streams and record kinds differently; their bytes are what must agree)."""
+    if not path.exists():
+        return []
+    return sorted(dumps({k: v for k, v in json.loads(line).items()
+                         if k not in SummaryRecord.TIMING_FIELDS})
+                  for line in path.read_text().splitlines())
+
+
+def same_records(a: Path, b: Path) -> tuple[bool, int]:
+    """Whether two runs wrote the same records and rejected records (timing fields excepted);
+    and how many records they wrote."""
+    ok = True
+    for left, right in ((a, b), (a.with_suffix(".rejected.jsonl"), b.with_suffix(".rejected.jsonl"))):
+        x, y = comparable_file(left), comparable_file(right)
+        if x != y:
+            ok = False
+            print(f"DIFFERENT: {left.name} ({len(x)} records) and {right.name} ({len(y)}): "
+                  f"first difference {next((p for p in zip(x, y) if p[0] != p[1]), None)}",
+                  flush=True)
+    return ok, len(comparable_file(a))
+
+
+def whole(base: list[str], repeat: int, keep: Path | None) -> None:
+    """In-process and Flink P=2 in turn, ``repeat`` rounds; each round's records compared."""
+    out = keep or Path(tempfile.mkdtemp(prefix="bench-flink-"))
+    out.mkdir(parents=True, exist_ok=True)
+    best: dict[str, float] = {}
+    identical = True
+    for round_ in range(1, repeat + 1):
+        runs = {}
+        for name, engine in WHOLE_ENGINES.items():
+            sink = out / f"{name.replace(' ', '-').replace('=', '')}-{round_}.jsonl"
+            loads = load()
+            run = runs[name] = run_whole(base + engine, sink)
+            best[name] = min(best.get(name, float("inf")), run.wall)
+            print(f"round {round_} {name:10} whole {run.wall:7.1f} s, CPU {run.cpu:7.1f} s, "
+                  f"job clock {run.clock:7.1f} s ({run.position / run.clock:7.1f} examples/s), "
+                  f"{run.position} examples; {loads} -> {load()}", flush=True)
+        same, n = same_records(*(r.records for r in runs.values()))
+        identical &= same
+        print(f"round {round_}: in-process / Flink P=2 whole {runs['inprocess'].wall / runs['flink P=2'].wall:.3f}x; "
+              f"records {'identical' if same else 'DIFFERENT'} ({n} records)", flush=True)
+    print(f"best of each: " + ", ".join(f"{n} {w:.1f} s" for n, w in best.items())
+          + f"; Flink P=2 is {best['inprocess'] / best['flink P=2']:.3f}x in-process "
+            "(target >= 1.4, goal 1.8)")
+    if not identical:
+        raise SystemExit("the engines wrote different records")
+
+
+def record_cost(path: str, label: str, folds: int = 10, parallelism: int = 2,
+                repeat: int = 20) -> None:
+    """The fan-out's output of one example batch of 500, pickled and unpickled as one record
+    per fold and as one record per subtask (module doc)."""
+    import pickle
+
+    from foldstream.connectors.files import iter_file
+    from foldstream.job.engines.flink.job import RoutedBatches
+    from foldstream.operators.records.base import ExampleBatch
+    from foldstream.operators.stages.fanout import FanOut, FanOutPlan
+
+    examples = []
+    for item in iter_file(Path(path), label=label):
+        examples.append(item)
+        if len(examples) == 500:
+            break
+    batch = ExampleBatch("s", 0, 0, list(range(500)), [e.x for e in examples],
+                         [e.y for e in examples])
+    fold_batches = FanOut("s", FanOutPlan("bootstrap", folds=folds)).process(batch)
+    layouts = {"one record per fold": [RoutedBatches(f"s|{b.fold}", [(None, b)])
+                                       for b in fold_batches],
+               f"one per subtask (P={parallelism})": [
+                   RoutedBatches(f"s|{i}", [(None, b) for b in fold_batches[i::parallelism]])
+                   for i in range(parallelism)]}
+    for name, records in layouts.items():
+        started = time.perf_counter()
+        for _ in range(repeat):
+            texts = [pickle.dumps(r) for r in records]
+        dumped = time.perf_counter()
+        for _ in range(repeat):
+            for text in texts:
+                pickle.loads(text)
+        loaded = time.perf_counter()
+        print(f"{Path(path).name}, {name:26}: {len(texts):2} records, "
+              f"{sum(map(len, texts)) / 2**10:7.0f} KiB, pickled in "
+              f"{(dumped - started) / repeat * 1e3:6.1f} ms, unpickled in "
+              f"{(loaded - dumped) / repeat * 1e3:6.1f} ms per 500 examples ({load()})", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--limit", type=int, default=None)
@@ -297,7 +459,26 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="one more configuration override for every run "
                              "(e.g. engine.bundle_time_ms=50)")
+    parser.add_argument("--whole", action="store_true",
+                        help="fresh processes, whole wall time: in-process and Flink P=2 in "
+                             "turn on the embedded default (or --covertype), records compared")
+    parser.add_argument("--covertype", nargs="?", const="dataset://covtype", default=None,
+                        metavar="PATH", help="--whole: Forest Covertype (this file) with MOA's "
+                        "Hoeffding tree instead of the embedded default; --limit takes a prefix")
+    parser.add_argument("--keep", type=Path, default=None, metavar="DIR",
+                        help="--whole: write the record files here (default: a temporary folder)")
+    parser.add_argument("--records", action="store_true",
+                        help="the cost of pickling the fan-out's output, per fold and per subtask")
     args = parser.parse_args()
+    if args.records:
+        record_cost(args.covertype or str(ROOT / "connectors" / "data" / "elec.csv.gz"),
+                    "Cover_Type" if args.covertype else "target")
+        return
+    if args.whole:
+        base = ([f"source.path={args.covertype}", *COVERTYPE] if args.covertype else [])
+        base += ([f"source.limit={args.limit}"] if args.limit else []) + args.set
+        whole(base, args.repeat, args.keep)
+        return
     learners = LEARNERS if args.learners == "pair" else NOCHANGE
     base = [learners, "evaluation.folds=10", f"engine.batch_size={args.batch_size}", *args.set]
     if args.subtract and not args.limit:

@@ -5,7 +5,7 @@
     source: a file's lines or a generator's ticks (read in the job), or Kafka rows
       --key by stream-->       FanOutFunction     parse, batcher + fan-out (delayed labels: the
                                                   delay fan-out); rejected -> dead letters
-      --key by fold route-->   FoldFunction       the fold's learner tasks + its evaluator
+      --key by subtask route--> FoldFunction      its folds' learner tasks + evaluators
                                                   (in task slots of their own: learner_slots)
       --key by stream-->       AggregatorFunction measures, comparison, ranking, alarm, summary
       --> sink (records collected into a file or stdout by the client, or Kafka topics)
@@ -13,8 +13,12 @@
 Every operator keeps its stage objects in one keyed ``ValueState`` (pickled), so a checkpoint
 holds the learners, windows and pending batches, and a restart resumes exactly. The fan-out of a
 stream runs in one subtask (keyed by stream) so that every fold receives its batches in order.
-The folds are keyed by a route chosen in :mod:`foldstream.job.engines.flink.routing` to spread
-them evenly, in Java (:data:`ROUTED_TYPE`): no Python operator between fan-out and learners.
+The learner tasks are keyed by a route per subtask, chosen in
+:mod:`foldstream.job.engines.flink.routing` so that each lands on a subtask of its own, and the
+folds are dealt round robin over them (:func:`learner_targets`); an example batch's fold batches
+bound for one subtask travel as one record (:class:`RoutedBatches`), so their shared examples are
+pickled once per subtask rather than once per fold; keyed in Java (:data:`ROUTED_TYPE`): no
+Python operator between fan-out and learners.
 Examples reach the fan-out as raw text and are parsed there, keyed by stream in Java: a Kafka
 row crosses from Java into Python once before it is batched, a file's line twice (a map at
 parallelism 1 tags it with its stream), never pickled; the fan-out's decoder keeps how far it
@@ -87,37 +91,39 @@ class StreamEnd:
 
 
 # ----------------------------------------------------------------------------- items in transit
-#: The fan-out's fold batches on their way to the learners: ``Row(route, RoutedBatch)``, keyed
-#: by ``route`` in Java (:func:`~foldstream.job.engines.flink.keying.key_by_first_field`), as the
-#: source items are. With ``key_by`` and a Python selector each fold batch went through
+#: The fan-out's fold batches on their way to the learners: ``Row(route, RoutedBatches)``,
+#: keyed by ``route`` in Java (:func:`~foldstream.job.engines.flink.keying.key_by_first_field`),
+#: as the source items are. With ``key_by`` and a Python selector each fold batch went through
 #: one more Python operator (unpickled, keyed, pickled again) whose bundle held it up to a bundle
 #: time; bench/README.md measures the difference.
 ROUTED_TYPE = Types.ROW([Types.STRING(), PICKLED])
 
 
 class Target(NamedTuple):
-    """Where a fold's batches go: the key of a learner-task operator (``route``) and the
-    learner it hosts there (``None``: every learner of the fold, ``fold`` keying). A stream's
-    head keeps one list of them per fold (:attr:`_StreamHead.targets`)."""
+    """Where a fold's batches go: the key of a learner-task operator (``route``, one per
+    subtask) and the learner it hosts there (``None``: every learner of the fold, ``fold``
+    keying). A stream's head keeps one list of them per fold (:attr:`_StreamHead.targets`)."""
 
     route: str
     learner: int | None
 
 
-class RoutedBatch(NamedTuple):
-    """A fold batch on its way from the fan-out to a learner task: the record of
-    ``Row(route, RoutedBatch)`` (:data:`ROUTED_TYPE`). A checkpoint taken with unaligned
-    barriers may hold it in flight, so the operators read it by unpacking, which a plain
-    ``(route, learner, batch)`` tuple of an older job answers too."""
+class RoutedBatches(NamedTuple):
+    """The fold batches of the fan-out's output bound for one learner-task key: the record of
+    ``Row(route, RoutedBatches)`` (:data:`ROUTED_TYPE`). ``items``: ``(learner, batch)`` in the
+    fan-out's order (``learner`` ``None``: every learner of the batch's fold). The fold batches
+    of an example batch share its feature dicts, which one pickle writes once: one record per
+    subtask carries them once, where one record per fold carried them ``folds`` times. A
+    checkpoint taken with unaligned barriers may hold it in flight, so the operators read it by
+    unpacking."""
 
     route: str
-    learner: int | None  # None: every learner of the fold
-    batch: FoldBatch | DelayFoldBatch
+    items: list[tuple[int | None, FoldBatch | DelayFoldBatch]]
 
 
 class RoutedPredictions(NamedTuple):
     """A learner's predictions on their way to its fold's evaluator (``learner_fold``
-    keying), keyed by the evaluator's ``route``; read by unpacking, as :class:`RoutedBatch`."""
+    keying), keyed by the evaluator's ``route``; read by unpacking, as :class:`RoutedBatches`."""
 
     route: str
     predictions: PredictionBatch | DelayPredictionBatch
@@ -242,13 +248,17 @@ class FanOutFunction(_KeyedStateFunction):
 
     @staticmethod
     def _fan_out(head: _StreamHead, fold_batches: list) -> Iterator[Row]:
-        """Each fold batch to its fold's routes (a ``DelayFoldBatch`` as a ``FoldBatch``), as
-        ``Row(route, RoutedBatch)`` (:data:`ROUTED_TYPE`), keyed by route in Java."""
+        """Each fold batch to its fold's routes (a ``DelayFoldBatch`` as a ``FoldBatch``), one
+        ``Row(route, RoutedBatches)`` (:data:`ROUTED_TYPE`) per route, keyed by route in Java;
+        each route's batches in their order."""
+        routed: dict[str, list] = {}
         for fold_batch in fold_batches:
             if trace.TRACE_FILE and fold_batch.fold == 0:
                 trace.stage("fan-out", fold_batch.stream, _end(fold_batch, head.position))
             for route, learner in head.targets[fold_batch.fold]:
-                yield Row(route, RoutedBatch(route, learner, fold_batch))
+                routed.setdefault(route, []).append((learner, fold_batch))
+        for route, items in routed.items():
+            yield Row(route, RoutedBatches(route, items))
 
 
 def _end(batch, position: int) -> int:
@@ -259,14 +269,25 @@ def _end(batch, position: int) -> int:
 
 def learner_targets(stream: str, plans: Plans, parallelism: int,
                     keying: str) -> list[list[Target]]:
-    """Where each fold's batches go: one key per fold hosting every learner (``fold``), or one
-    key per learner and fold (``learner_fold``), spread evenly over the subtasks."""
+    """Where each fold's batches go: one key per subtask, each hosting its share of the
+    folds with every learner (``fold``) or of the (fold, learner) pairs (``learner_fold``),
+    dealt round robin so that the subtasks' counts differ by one at most.
+
+    >>> from foldstream.job.config import load_config
+    >>> plans = make_plans(load_config(None, []))  # 10 folds, 3 learners
+    >>> targets = learner_targets("elec", plans, 2, "fold")
+    >>> [len({t.route for fold in targets for t in fold})] + [t.learner for t in targets[0]]
+    [2, None]
+    >>> sorted({t.route for fold in learner_targets("elec", plans, 2, "learner_fold")
+    ...         for t in fold}) == sorted({t.route for fold in targets for t in fold})
+    True
+    """
     k, n_learners = plans.folds, len(plans.learners)
+    routes = fold_routes(f"{stream}#tasks", parallelism, parallelism, MAX_PARALLELISM)
     if keying == "fold":
-        routes = fold_routes(stream, k, parallelism, MAX_PARALLELISM)
-        return [[Target(routes[f], None)] for f in range(k)]
-    routes = fold_routes(f"{stream}#learners", k * n_learners, parallelism, MAX_PARALLELISM)
-    return [[Target(routes[f * n_learners + l], l) for l in range(n_learners)] for f in range(k)]
+        return [[Target(routes[f % parallelism], None)] for f in range(k)]
+    return [[Target(routes[(f * n_learners + l) % parallelism], l) for l in range(n_learners)]
+            for f in range(k)]
 
 
 @dataclass
@@ -276,11 +297,15 @@ class _FoldState:
 
 
 class FoldFunction(_KeyedStateFunction):
-    """Keyed by route: the learner tasks of one fold of one stream.
+    """Keyed by route, one per subtask: the learner tasks of its share of a stream's folds,
+    in state as ``{(fold, learner): _FoldState}`` (``learner`` ``None``: every learner).
 
-    With ``fold`` keying a key hosts every learner of the fold and the fold's evaluator, and
-    emits fold reports; with ``learner_fold`` keying it hosts one learner and emits its
-    predictions, routed to the fold's :class:`EvaluatorFunction`.
+    With ``fold`` keying an entry hosts every learner of its fold and the fold's evaluator,
+    and emits fold reports; with ``learner_fold`` keying it hosts one learner and emits its
+    predictions, routed to the fold's :class:`EvaluatorFunction`. The batches of a record are
+    processed together (:func:`~foldstream.operators.stages.learner.process_all`: MOA's
+    learners of several folds on Java's threads side by side), their predictions taken in the
+    record's order.
     """
 
     STATE = "fold"
@@ -295,22 +320,41 @@ class FoldFunction(_KeyedStateFunction):
         return _FoldState({l: p.learner_task(l, batch.fold) for l in learners},
                           p.fold_evaluator(batch.stream, batch.fold) if learner is None else None)
 
-    def process_element(self, routed: RoutedBatch, ctx):
-        _, learner, batch = routed
+    def _states(self) -> dict:
+        states = self._stored(dict)
+        if not isinstance(states, dict):  # one fold per key: a job of an older version
+            raise RuntimeError("this checkpoint holds the learner tasks one fold per key, as "
+                               "an older foldstream kept them; resume it with that version")
+        return states
+
+    def process_element(self, routed: RoutedBatches, ctx):
+        _, items = routed
         p = self.plans
-        state: _FoldState = self._stored(lambda: self._start(learner, batch))
-        if state.evaluator is not None:
-            if trace.TRACE_FILE and batch.fold == 0:
+        states = self._states()
+        work, evaluators = [], []
+        for learner, batch in items:
+            state = states.get((batch.fold, learner))
+            if state is None:
+                state = states[(batch.fold, learner)] = self._start(learner, batch)
+            if trace.TRACE_FILE and batch.fold == 0 and state.evaluator is not None:
                 trace.stage("learners-in", batch.stream, _end(batch, state.evaluator.position))
-            work = [(task, batch) for task in state.tasks.values()]
-            for predictions in process_all(work, p.threads):
-                yield from state.evaluator.add(predictions)
-            if trace.TRACE_FILE and batch.fold == 0:
-                trace.stage("learners-out", batch.stream, _end(batch, state.evaluator.position))
-        else:
-            route = fold_routes(batch.stream, p.folds, self.parallelism, MAX_PARALLELISM)[batch.fold]
-            yield RoutedPredictions(route, state.tasks[learner].process(batch))
-        self.state.update(state)
+            for task in state.tasks.values():
+                work.append((task, batch))
+                evaluators.append(state.evaluator)
+        for (_, batch), evaluator, predictions in zip(work, evaluators,
+                                                      process_all(work, p.threads)):
+            if evaluator is not None:
+                yield from evaluator.add(predictions)
+            else:
+                route = fold_routes(batch.stream, p.folds, self.parallelism,
+                                    MAX_PARALLELISM)[batch.fold]
+                yield RoutedPredictions(route, predictions)
+        if trace.TRACE_FILE:
+            for (_, batch), evaluator in zip(work, evaluators):
+                if batch.fold == 0 and evaluator is not None:
+                    trace.stage("learners-out", batch.stream, _end(batch, evaluator.position))
+                    break
+        self.state.update(states)
 
 
 class EvaluatorFunction(_KeyedStateFunction):

@@ -2,9 +2,11 @@
 
 Flink sends a keyed record to key group ``murmur(hash(key)) % max_parallelism`` and the key
 group to subtask ``group * parallelism // max_parallelism``. Ten fold keys such as ``elec|0`` ..
-``elec|9`` happen to fall 7 and 3 on two subtasks, which would leave one core half idle. So the
-fan-out routes each fold under a key ``stream|fold|salt`` whose salt is picked to put fold ``f``
-on subtask ``(f + offset) % parallelism``. This file mirrors Flink's hashing in plain Python;
+``elec|9`` happen to fall 7 and 3 on two subtasks, which would leave one core half idle. So
+:func:`fold_routes` makes keys ``stream|i|salt`` whose salt is picked to put key ``i`` on subtask
+``(i + offset) % parallelism``: the learner tasks take one such key per subtask, over which the
+folds are dealt (``job.learner_targets``), the evaluators apart (``learner_fold`` keying) one
+per fold. This file mirrors Flink's hashing in plain Python;
 ``tests/test_flink_job.py`` checks it against the JVM's own ``KeyGroupRangeAssignment``.
 
 PyFlink keys a stream by ``Row(key)``: its hash is the key's Java ``hashCode()`` plus 62.
@@ -72,7 +74,7 @@ def subtask_of(key: str, parallelism: int, max_parallelism: int = 128) -> int:
 
 @lru_cache(maxsize=1024)
 def fold_routes(stream: str, folds: int, parallelism: int, max_parallelism: int = 128) -> tuple[str, ...]:
-    """One key per fold of ``stream``, spread round robin over the subtasks.
+    """``folds`` keys of ``stream``, spread round robin over the subtasks.
 
     >>> routes = fold_routes("elec", 10, 2)
     >>> sorted(subtask_of(r, 2) for r in routes)
