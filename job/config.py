@@ -658,8 +658,9 @@ class EngineConfig(_Strict):
                                          "side by side (the same records as one; default: the "
                                          "machine's cores)")
     keying: Literal["fold", "learner_fold"] = Field(
-        "fold", description="flink: one key per fold hosting every learner and the evaluator, "
-                            "or one key per learner and fold (bench/README.md compares them)")
+        "fold", description="flink: every learner of a fold with its evaluator (fold), or each "
+                            "learner of a fold apart (learner_fold); the learner tasks are keyed "
+                            "one route per subtask (bench/README.md compares them)")
 
     @field_validator("jars")
     @classmethod
