@@ -666,7 +666,7 @@ class FoldQueue:
             if hold and head.feed == feed and head.started is not None:
                 return
             queue.popleft()
-            self._ahead -= 1
+            self._ahead = max(self._ahead - 1, 0)  # the queue's indices moved by one
             self._busy.discard(id(head.task))
             if head.started is not None:
                 predictions = head.task.collect(head.batch, head.started)
@@ -679,10 +679,8 @@ class FoldQueue:
         """Hand to Java, in order, the batches whose task has none before them in the queue;
         stop at the first whose task has (its earlier batch first)."""
         if self.threads <= 1:
-            self._ahead = max(self._ahead, 0)
             return
         queue, busy = self._queue, self._busy
-        self._ahead = max(self._ahead, 0)
         while self._ahead < len(queue):
             item = queue[self._ahead]
             key = id(item.task)
