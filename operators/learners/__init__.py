@@ -2,8 +2,10 @@
 
 A learner's configuration (a dotted model path and its parameters) becomes a checked model
 (:mod:`.models`, with :mod:`.imports` for the dotted path), possibly a baseline
-(:mod:`.baselines`) or wrapped in label noise (:mod:`.noise`); :mod:`.fitting` holds the one
-rule every kind follows: which examples a fold scores and how an integer weight trains it.
+(:mod:`.baselines`), wrapped in label noise (:mod:`.noise`) or in the Temporal Correction
+classifier (:mod:`.temporal`); :mod:`.fitting` holds the one rule every kind follows: which
+examples a fold scores and how an integer weight trains it; :mod:`.lags` names the features a
+learner's ``lags`` adds.
 MOA's learners are :mod:`foldstream.operators.learners.moa`.
 
 The rule: a model is built and trained without any stage, so the learner task

@@ -43,11 +43,12 @@ from typing import Any
 from river import base
 
 from foldstream.operators.learners.fitting import learn, takes_weight
+from foldstream.operators.learners.lags import PREFIX, lag_key
 
-#: The key prefix of the previous label's indicators that a learner's ``lags`` adds
-#: (:class:`foldstream.operators.stages.learner.LagEncoder`): ``y_lag1=<label>``.
-LAG1 = "y_lag1="
-_LAGS = "y_lag"
+#: The name prefix of the previous label's indicators that a learner's ``lags`` adds
+#: (:mod:`foldstream.operators.learners.lags`): ``y_lag1=<label>``.
+LAG1 = lag_key(1, "")
+_LAGS = PREFIX
 
 
 class _Frequencies:

@@ -20,6 +20,7 @@ from foldstream.operators.records.base import (
 )
 from foldstream.operators.learners.baselines import no_change_batch
 from foldstream.operators.learners.fitting import learn, scored_flags, scores, takes_weight
+from foldstream.operators.learners.lags import lag_key
 
 LEARNER_ERRORS = (Exception, SystemExit, KeyboardInterrupt)
 """What learner code may raise that quarantines its replica: any exception, and ``SystemExit``
@@ -88,7 +89,7 @@ class LagEncoder:
         for i in range(self.n):
             lag = lags[i] if i < len(lags) else _NO_LAG
             for label in self.labels:
-                out[f"y_lag{i + 1}={label}"] = 1.0 if label == lag else 0.0
+                out[lag_key(i + 1, label)] = 1.0 if label == lag else 0.0
         return out
 
     def add_to(self, x: dict[str, Any], lags: tuple[Label, ...]) -> dict[str, Any]:
