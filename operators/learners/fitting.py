@@ -55,6 +55,6 @@ def scored_flags(prequential: bool, weights: list[int]) -> list[bool]:
     >>> scored_flags(True, [0, 2]), scored_flags(False, [0, 2])
     ([True, True], [True, False])
     """
-    if prequential:
+    if prequential:  # every example, without a call per example
         return [True] * len(weights)
-    return [w == 0 for w in weights]
+    return [scores(False, w) for w in weights]
