@@ -2,8 +2,9 @@
 
 A file's lines of plain numbers, the bulk of most streams, are handed to pyarrow's CSV reader
 many at once: it splits them at their commas and reads every feature as a float in compiled
-code, and the :class:`~foldstream.operators.records.base.Example` records are built from the
-block's arrays. Every other line goes to the row parser of :mod:`.files`, which reads it (and
+code, and each example is a :class:`~foldstream.operators.records.features.BlockExample`, a
+reference to its row of the block's array (its dict of features is made only if a stage reads
+it; the batcher joins a batch's rows into one array). Every other line goes to the row parser of :mod:`.files`, which reads it (and
 rejects it, saying why) as always, so each line keeps the fate the row parser gives it: the
 same values, or the same reason.
 
@@ -41,6 +42,7 @@ import numpy as np
 
 from foldstream.connectors.rows import Reject, RowSchema, id_key
 from foldstream.operators.records.base import Example, Rejected
+from foldstream.operators.records.features import BlockExample, FeatureRows
 from foldstream.operators.stages.delay import LabelOnly
 
 __all__ = ["BlockReader", "block_reader"]
@@ -165,11 +167,10 @@ class BlockReader:
         keys: Iterable[Any] = itertools.repeat(None)
         if self.id is not None:
             keys = self._keys(table.column(self.id).to_pylist(), good)
-        names, prefix = self.names, f"{name}:"
-        rows = map(np.ndarray.tolist, matrix)  # a row's list made when asked for, then dropped
-        for line, ok, row, label, key in zip(lines, good.tolist(), rows, labels, keys):
+        block, prefix = FeatureRows(matrix, self.names), f"{name}:"
+        for index, (line, ok, label, key) in enumerate(zip(lines, good.tolist(), labels, keys)):
             if ok:
-                yield Example(stream, dict(zip(names, row)), label, key, prefix + str(line[0]))
+                yield BlockExample(stream, block, index, label, key, prefix + str(line[0]))
             else:
                 yield from slow([line])
 

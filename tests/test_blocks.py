@@ -18,6 +18,7 @@ import pytest
 from foldstream.connectors import blocks, files
 from foldstream.connectors.files import iter_file
 from foldstream.operators.records.base import Example
+from foldstream.operators.records.features import BlockExample
 
 NUMBERS = ["0", "1", "-1", "2.5", "-0", "-0.0", "+3", ".5", "5.", "1e5", "1E+05", "-2.5e-3",
            " 7", "7 ", "\t7", " 1.25 ", "007", "00.1e0001", "1.7976931348623157e308",
@@ -108,6 +109,8 @@ def _both(monkeypatch, path: Path, label: str, id_field: str | None, limit: int 
 def _same(rows: list, fast: list) -> None:
     assert len(fast) == len(rows)
     for a, b in zip(rows, fast):
+        if isinstance(b, BlockExample):  # a row of the block's array: its dict when read
+            b = b.plain()
         assert type(a) is type(b)
         assert repr(a) == repr(b)  # floats to the bit (-0.0, the last digit), reasons, places
         if isinstance(a, Example):
@@ -223,3 +226,88 @@ def test_each_hostile_line_alone_at_each_place_of_a_block(tmp_path, monkeypatch,
             rows, fast, by_blocks = _both(monkeypatch, path, "y", None)
             _same(rows, fast)
             assert by_blocks > 0, (line, at)
+
+
+def test_block_rows_reach_the_learners_as_one_array_and_the_records_stay(tmp_path, monkeypatch):
+    """A batch of rows read by blocks is one array (``FeatureRows``) that MOA's bridge takes as
+    is; a batch with an example of the row parser in it is a list of dicts; and the
+    records of a run (MOA's and river's learners, rejected lines) are the row parser's."""
+    from foldstream.job.config import load_config
+    from foldstream.job.engines.inprocess import evaluate_to_list
+    from foldstream.job.plans import make_plans, open_source
+    from foldstream.operators.learners.moa import classifier
+    from foldstream.operators.records.base import dumps
+    from foldstream.operators.records.features import FeatureRows
+    from foldstream.operators.records.outputs import SummaryRecord
+
+    rng = random.Random(3)
+    lines = [",".join(f"{rng.gauss(0, 1):.6g}" for _ in range(4)) + f",c{rng.randrange(3)}"
+             for _ in range(3000)]
+    lines[1234] = "1,2,3,nan,c1"  # not finite: the row parser's, rejected
+    lines[2100] = "1,2,c0"  # too short: the row parser's, rejected
+    lines[2500] = '"0.5",1,2,3,c2'  # a quote: the row parser's, an example among the block's
+    path = tmp_path / "numbers.csv"
+    path.write_text("a,b,c,d,y\n" + "\n".join(lines) + "\n")
+    cfg = load_config(None, [
+        f"source={{kind: file, path: {path}, label: y}}", "evaluation.folds=3",
+        "engine.batch_size=200", "evaluation.report_every=500",
+        "learners=[{name: nb, model: moa.classifiers.bayes.NaiveBayes}, "
+        "{name: gnb, model: river.naive_bayes.GaussianNB}]"])
+    taken = []  # per batch the MOA bridge encoded: (features as one array, taken as is)
+    numeric_rows = classifier.MoaClassifier._numeric_rows
+
+    def spied(self, xs):
+        rows = numeric_rows(self, xs)
+        taken.append((isinstance(xs, FeatureRows), rows is getattr(xs, "array", None)))
+        return rows
+
+    def records() -> list[str]:
+        out = evaluate_to_list(make_plans(cfg), open_source(cfg))
+        return [dumps({k: v for k, v in r.items() if k not in SummaryRecord.TIMING_FIELDS})
+                for part in out for r in part]
+
+    with monkeypatch.context() as m:
+        m.setattr(files, "_block_reader", lambda schema: None)
+        by_rows = records()
+    monkeypatch.setattr(files, "_BLOCK_BYTES", 0)
+    monkeypatch.setattr(files, "_BLOCK_LIMIT", 0)
+    monkeypatch.setattr(classifier.MoaClassifier, "_numeric_rows", spied)
+    assert records() == by_rows
+    assert sum(a and b for a, b in taken) > 0  # arrays taken as they came
+    assert sum(not a for a, _ in taken) > 0  # the batches with the quoted line: dicts
+
+
+def test_a_delay_field_leaves_the_features_of_a_block_row():
+    """``evaluation.delay.field`` takes its column out of the features of a row read by
+    blocks too (its dict is made once, then the column is taken out of it)."""
+    import numpy as np
+
+    from foldstream.operators.records.features import BlockExample, FeatureRows
+    from foldstream.operators.stages.delay import simulate_delay
+
+    block = FeatureRows(np.array([[0.5, 1.0], [1.5, 0.0]]), ("a", "wait"))
+    items = [BlockExample("s", block, i, "u", None, f"f:{i + 2}") for i in (0, 1)]
+    arrivals = [e for e in simulate_delay(items, field="wait") if isinstance(e, Example)]
+    assert [e.x for e in arrivals] == [{"a": 0.5}, {"a": 1.5}]
+
+
+def test_a_batcher_holding_block_rows_pickles_their_dicts():
+    """A batcher pickled mid-batch (a checkpoint) keeps its examples' features as dicts, not
+    the block they came in, and cuts the same batch after it."""
+    import pickle
+
+    import numpy as np
+
+    from foldstream.operators.records.features import BlockExample, FeatureRows
+    from foldstream.operators.stages.fanout import Batcher
+
+    block = FeatureRows(np.arange(6.0).reshape(3, 2), ("a", "b"))
+    batcher = Batcher("s", batch_size=3)
+    for i in (0, 1):
+        batcher.add(BlockExample("s", block, i, "u", None, None))
+    state = pickle.dumps(batcher)
+    assert b"FeatureRows" not in state
+    restored = pickle.loads(state)
+    for b in (batcher, restored):
+        (batch,) = b.add(BlockExample("s", block, 2, "u", None, None))
+        assert list(batch.xs) == [{"a": 0.0, "b": 1.0}, {"a": 2.0, "b": 3.0}, {"a": 4.0, "b": 5.0}]

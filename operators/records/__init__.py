@@ -2,7 +2,8 @@
 
 :mod:`.base` holds the small values that cross rooms (an example, a fold's batch and report,
 the delayed counts) and the one function that turns a record into its JSON bytes;
-:mod:`.outputs` holds one class per output record type (docs/method.md §10), which writes
+:mod:`.features` holds a batch's numeric features as one array (read as dicts when a learner
+asks); :mod:`.outputs` holds one class per output record type (docs/method.md §10), which writes
 those bytes and reads them back.
 
 The rule: a record says what was measured and how it is written, not how it was computed; it

@@ -455,12 +455,13 @@ def simulate_delay(items: Iterable[Any], *, examples: int = 0, field: str | None
             yield item  # the label of a label-less row: the fan-out joins it by its id
             continue
         else:
+            x = item.x  # once: an example of a block makes a new dict at each read
             if field is not None:
-                value = item.x.pop(field, None)
+                value = x.pop(field, None)
                 if not (isinstance(value, (int, float)) and not isinstance(value, bool)
                         and value == value and float(value).is_integer() and value >= 0):
                     what = "missing" if value is None else f"{value!r} is not a non-negative integer"
-                    raw = json.dumps({"x": item.x, "y": item.y}, ensure_ascii=False, default=str)
+                    raw = json.dumps({"x": x, "y": item.y}, ensure_ascii=False, default=str)
                     yield Rejected(stream, f"delay field {field!r} (evaluation.delay.field): "
                                            f"{what}", raw, item.location, counts.get(stream, 0))
                     continue
@@ -472,7 +473,7 @@ def simulate_delay(items: Iterable[Any], *, examples: int = 0, field: str | None
             heapq.heappush(due.setdefault(stream, []),
                            (position + delay, position,
                             LabelOnly(stream, key, item.y, item.location, simulated=True)))
-            item = Example(stream, item.x, None, item.key, item.location)
+            item = Example(stream, x, None, item.key, item.location)
         position = counts[stream] = counts.get(stream, 0) + 1
         yield item
         heap = due.get(stream)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from foldstream.operators.records.base import Example, ExampleBatch, FoldBatch, Label, Rejected
+from foldstream.operators.records.features import BlockExample, batch_features
 from foldstream.operators.stats.weights import fold_weights
 
 FOLD_MODE, FOLDS, FOLD_SEED, FOLD_CHOICE = "bootstrap", 10, 1, "random"
@@ -100,6 +101,12 @@ class Batcher:
         # 1 and "1" have one text, so either lookup finds a value seen as another type.
         self._label_types: dict[Label, tuple[type, Label]] = {}
 
+    def __getstate__(self) -> dict:
+        """The state, an example of a block held as its dict of features (the block stays)."""
+        state = self.__dict__.copy()
+        state["_xs"] = [x.x if type(x) is BlockExample else x for x in self._xs]
+        return state
+
     def _check_label(self, example: Example) -> None:
         check_label_type(self._label_types, example)
 
@@ -109,7 +116,8 @@ class Batcher:
             self._check_label(example)
         self.position += 1
         self._keys.append(self.position if example.key is None else example.key)
-        self._xs.append(example.x)
+        # an example of a block keeps its row there until the batch is cut (batch_features)
+        self._xs.append(example if type(example) is BlockExample else example.x)
         self._ys.append(example.y)
         if len(self._ys) >= self.batch_size:
             return [self._emit(final=False)]
@@ -129,7 +137,8 @@ class Batcher:
     def _emit(self, final: bool) -> ExampleBatch:
         n = len(self._ys)
         batch = ExampleBatch(stream=self.stream, seq=self.seq, start=self.position - n,
-                             keys=self._keys, xs=self._xs, ys=self._ys, final=final)
+                             keys=self._keys, xs=batch_features(self._xs), ys=self._ys,
+                             final=final)
         self.seq += 1
         self._keys, self._xs, self._ys = [], [], []
         return batch

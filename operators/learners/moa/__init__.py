@@ -10,7 +10,8 @@ surface (``foldstream.moa`` is :func:`moa`); a checkpoint that names the flat mo
 Imports (the rule tests/test_layers.py checks)::
 
     may import:     foldstream.operators.downloads, foldstream.operators.learners.fitting,
-                    foldstream.operators.records.base, foldstream.operators.stats
+                    foldstream.operators.records.base, foldstream.operators.records.features,
+                    foldstream.operators.stats
     never imports:  pyflink
 """
 

@@ -64,6 +64,7 @@ from foldstream.operators.learners.fitting import scored_flags
 from foldstream.operators.learners.moa.jvm import DEFAULT_JVM_OPTIONS, start_jvm
 from foldstream.operators.learners.moa.options import _as_error, check_config, cli_string, java_error
 from foldstream.operators.records.base import error_text
+from foldstream.operators.records.features import FeatureRows
 from foldstream.operators.stats.weights import derive_seed
 
 MOA_SEED = 1  # MOA's default random seed, which fold_seeds derives each fold's from
@@ -259,6 +260,8 @@ class MoaClassifier:
         keys = tuple(features)
         if _last_rows is not None and _last_rows[0] is xs and _last_rows[1] == keys:
             return _last_rows[2]
+        if isinstance(xs, FeatureRows) and xs.names == keys:  # the rows as one array already
+            return xs.array
         d = len(keys)
         if not all(len(x) == d for x in xs):
             return None
