@@ -189,20 +189,34 @@ class FanOut:
             self.classes.append(label)
         return code
 
+    def _codes_of(self, ys: list[Label]
+                  ) -> tuple[list[int], list[int], list[tuple[Label, ...]] | None]:
+        """The class codes of a batch's labels, each example's previous code (-1 before the
+        stream's first) and, with ``plan.lags``, its previous labels, most recent first."""
+        if not self.plan.lags and ys:
+            y = list(map(self._codes.get, ys))
+            if None not in y:  # every label seen before: no code to give, in bulk
+                recent = self._recent
+                prev_y = [self._codes[recent[-1]] if recent else -1, *y[:-1]]
+                recent.append(ys[-1])
+                return y, prev_y, None
+        y, prev_y = [], []
+        lags: list[tuple[Label, ...]] | None = [] if self.plan.lags else None
+        for label in ys:
+            prev_y.append(self._codes[self._recent[-1]] if self._recent else -1)
+            if lags is not None:
+                lags.append(tuple(reversed(self._recent)))
+            y.append(self._code(label))
+            self._recent.append(label)
+        return y, prev_y, lags
+
     def process(self, batch: ExampleBatch) -> list[FoldBatch]:
         plan = self.plan
         n = len(batch)
         positions = np.arange(batch.start + 1, batch.start + n + 1)
         weights = fold_weights(plan.mode, plan.k, plan.seed, self.stream, batch.keys, positions,
                                plan.fold_choice)
-        y, prev_y = [], []
-        lags: list[tuple[Label, ...]] | None = [] if plan.lags else None
-        for label in batch.ys:
-            prev_y.append(self._codes[self._recent[-1]] if self._recent else -1)
-            if lags is not None:
-                lags.append(tuple(reversed(self._recent)))
-            y.append(self._code(label))
-            self._recent.append(label)
+        y, prev_y, lags = self._codes_of(batch.ys)
         classes = list(self.classes)
         columns = weights.T.tolist()
         return [
