@@ -139,6 +139,8 @@ class StreamHead:
                                                        self.fanout.plan.k))
         else:
             batches = self.batcher.add(item)
+            if not batches:  # nothing cut: no fold batch, and no class counted yet
+                return batches
         return self._counted([fold_batch for batch in batches
                               for fold_batch in self.fanout.process(batch)])
 
