@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+from foldstream.job.engines.collector import Collector
 from foldstream.job.engines.stopping import (
     STOP_GRACE_S,
     STOP_SIGNALS,
@@ -279,6 +280,7 @@ def _evaluate(plans: Plans, source: Iterable[Example | Rejected], outlet: _Outle
         stages_of(stream)
     signum = None
     limit = None  # a stream passed evaluation.max_classes: the run ends as a stopped one does
+    collector = Collector()
     try:
         for item in source:
             read += counts_as_read(item)
@@ -288,6 +290,8 @@ def _evaluate(plans: Plans, source: Iterable[Example | Rejected], outlet: _Outle
                 outlet.rejected(RejectedRecord.of(rejected, max_bytes).as_dict())
             if records is not None:
                 outlet.records(records)
+                if records:  # the first records are out: the run has settled
+                    collector.settle()
                 if on_progress is not None:
                     on_progress(read)
             signum = stopped()
@@ -298,6 +302,8 @@ def _evaluate(plans: Plans, source: Iterable[Example | Rejected], outlet: _Outle
                 outlet.records(stages.finish())
     except TooManyClasses as error:
         limit = error
+    finally:
+        collector.release()
     for stages in stages_by_stream.values():  # stopped: the batches still in Java
         outlet.records(stages.drain())
     if on_progress is not None:
