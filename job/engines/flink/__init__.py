@@ -17,5 +17,6 @@ the shared stop helper of the engines (``job/engines/stopping.py``).
 Imports (the rule tests/test_layers.py checks)::
 
     may import:     foldstream.operators, foldstream.connectors, foldstream.job.config,
-                    foldstream.job.plans, foldstream.job.exitcodes, foldstream.job.engines.stopping
+                    foldstream.job.plans, foldstream.job.exitcodes, foldstream.job.engines.stopping,
+                    foldstream.job.engines.collector
 """

@@ -52,6 +52,7 @@ from pyflink.datastream import KeyedProcessFunction, OutputTag, RuntimeContext, 
 from pyflink.datastream.state import ValueStateDescriptor
 
 from foldstream.job.config import Config
+from foldstream.job.engines.collector import Collector
 from foldstream.job.engines.flink import trace
 from foldstream.job.engines.flink.beam_sampler import skip_state_sampler_thread
 from foldstream.job.engines.flink.keying import key_by_first_field
@@ -154,6 +155,11 @@ class _StreamHead(StreamHead):
     flush_due: int | None = None  # the flush timer of the current chain (unbounded input)
     reader: object = None  # how far the decoder has read a file or generator source
     # (files.SourceRead), so that a restart parses and generates on from there
+
+
+_WORKER_COLLECTOR = Collector()
+"""The Python worker's collector (job/engines/collector.py): its objects frozen out of the
+sweeps once its learners have taken a record; the worker ends with the job."""
 
 
 class _KeyedStateFunction(KeyedProcessFunction):
@@ -355,6 +361,7 @@ class FoldFunction(_KeyedStateFunction):
                     trace.stage("learners-out", batch.stream, _end(batch, evaluator.position))
                     break
         self.state.update(states)
+        _WORKER_COLLECTOR.settle()  # a record learnt: the worker's modules are all imported
 
 
 class EvaluatorFunction(_KeyedStateFunction):
