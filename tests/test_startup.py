@@ -61,3 +61,14 @@ def test_a_tools_help_still_shows_its_defaults():
                                "warning", command, "--help"], capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
         assert default in done.stdout
+
+
+def test_a_run_without_a_pipeline_loads_no_pandas(tmp_path):
+    """Checking a learner that is no river pipeline imports neither ``river.compose`` nor
+    pandas, which it imports (a quarter of a second of a short run's start)."""
+    loaded = _loaded_after(
+        "from foldstream.job.cli import main\n"
+        f"main(['run', '--quiet', '--set', 'source.limit=300', '--set',\n"
+        f"      'sink.path={tmp_path / 'm.jsonl'}',\n"
+        "      '--set', 'learners=[{name: nc, model: river.dummy.NoChangeClassifier}]'])")
+    assert "river" in _heavy(loaded) and "pandas" not in _heavy(loaded)

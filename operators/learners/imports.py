@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import sys
 from typing import Any
 
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")
@@ -64,3 +65,17 @@ def _get_attributes(obj: Any, names: list[str], owner: str, dotted: str) -> Any:
                 f"cannot import {dotted!r}: {owner!r} has no attribute {name!r}") from exc
         owner = f"{owner}.{name}"
     return obj
+
+
+def loaded(dotted: str) -> Any:
+    """The object a dotted path ``module.name`` names if that module is imported already, else
+    ``None``, importing nothing. No object of a class exists before its module is imported, so
+    an ``isinstance`` or ``issubclass`` test against a class found this way needs no import
+    (``river.compose`` imports pandas, a quarter of a second, for a run with no pipeline).
+
+    >>> loaded("sys.maxsize") == sys.maxsize, loaded("foldstream_no_such.Module")
+    (True, None)
+    """
+    module, _, name = dotted.rpartition(".")
+    found = sys.modules.get(module)
+    return None if found is None else getattr(found, name, None)

@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
+from foldstream.operators.learners.imports import loaded
 from foldstream.operators.learners.models import CLASSIFIER, check
 from foldstream.operators.learners.moa import MoaClassifier, is_moa
 from foldstream.operators.stats.weights import derive_seed
@@ -138,11 +139,11 @@ def gives_scores(model: Any) -> bool:
     False
     """
     from river.base import Classifier
-    from river.compose import Pipeline
 
     if hasattr(model, "keep_scores"):  # MOA's
         return True
-    if isinstance(model, Pipeline):
+    pipeline = loaded("river.compose.Pipeline")
+    if pipeline is not None and isinstance(model, pipeline):
         return gives_scores(list(model.steps.values())[-1])
     proba = getattr(type(model), "predict_proba_one", None)
     return proba is not None and proba is not Classifier.predict_proba_one
@@ -161,13 +162,13 @@ def check_classifier(model: Any) -> None:
     for method in ("predict_one", "learn_one", "clone"):
         if not callable(getattr(model, method, None)):
             raise ValueError(f"{type(model).__name__} has no {method}(): not a river classifier")
-    from river.compose import Pipeline
     from river.utils.inspect import isclassifier, isregressor
 
     if isregressor(model) and not isclassifier(model):
         raise ValueError(f"{type(model).__name__} is a regressor: it predicts numbers, and "
                          f"foldstream evaluates classifiers")
-    if isinstance(model, Pipeline) and not isclassifier(model):
+    pipeline = loaded("river.compose.Pipeline")
+    if pipeline is not None and isinstance(model, pipeline) and not isclassifier(model):
         raise ValueError("the pipeline does not end with a classifier")
     name = type(model).__name__
     try:
