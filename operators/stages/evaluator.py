@@ -434,6 +434,8 @@ class FoldEvaluator:
         n, start, every = len(first), first.start, self.plan.report_every
         arrays = _BatchArrays(
             np.asarray(first.y, dtype=np.int64), np.asarray(first.prev_y, dtype=np.int64),
+            # scored flags are mostly all True (prequential): their list's own loop says so
+            np.ones(n, dtype=np.bool_) if all(first.scored) else
             np.asarray(first.scored, dtype=np.bool_),
             {name: np.asarray(batches[name].y_pred, dtype=np.int64) for name in self._learners})
         reports = []
