@@ -9,9 +9,9 @@ fast as the window forgets. :class:`MajorityWindowClassifier` is that learner.
 from __future__ import annotations
 
 from collections import Counter, deque
+from itertools import compress
 from typing import Any
 
-import numpy as np
 from river import base
 
 
@@ -93,19 +93,20 @@ def no_change_batch(model: Any, y: list[int], weights: list[int], scored: list[b
     >>> model.last_class, sorted(model.classes)
     ('a', ['a', 'b'])
     """
-    n = len(y)
-    if not n:
-        return []
-    codes = np.asarray(y, dtype=np.int64)
-    learnt = np.asarray(weights) > 0
     last = model.last_class
-    before = -1 if last is None else {label: code for code, label in enumerate(classes)}.get(last, -1)
-    # the index of the last example learnt up to each example, then the one before each
-    latest = np.maximum.accumulate(np.where(learnt, np.arange(n), -1))
-    previous = np.concatenate(([-1], latest[:-1]))
-    pred = np.where(previous >= 0, codes[np.maximum(previous, 0)], before)
-    pred[~np.asarray(scored, dtype=np.bool_)] = -1
-    if latest[-1] >= 0:
-        model.last_class = classes[int(codes[latest[-1]])]
-        model.classes.update(classes[c] for c in dict.fromkeys(codes[learnt].tolist()))
-    return pred.tolist()
+    code = -1 if last is None else {label: code for code, label in enumerate(classes)}.get(last, -1)
+    # One pass in Python: a batch's lists hold a few hundred examples, which numpy's conversions
+    # of the lists (in and out) cost several times over.
+    pred = []
+    append = pred.append
+    for t, weight in zip(y, weights):
+        append(code)
+        if weight > 0:
+            code = t
+    if not all(scored):
+        pred = [p if s else -1 for p, s in zip(pred, scored)]
+    learnt = dict.fromkeys(compress(y, weights))  # weights are never negative
+    if learnt:
+        model.last_class = classes[code]
+        model.classes.update(classes[c] for c in learnt)
+    return pred

@@ -152,6 +152,16 @@ class _Pair(NamedTuple):
     counts: _PairCounts
 
 
+class _BatchArrays(NamedTuple):
+    """A batch's lists as arrays, made once for all its segments: the true classes, the
+    persistent baseline's predictions, the scored flags and each learner's predictions."""
+
+    y: np.ndarray
+    prev: np.ndarray
+    scored: np.ndarray
+    preds: dict[str, np.ndarray]
+
+
 class _ReportedAt(NamedTuple):
     """Where a fold's last report stands: its position, and its labels (delayed labels; 0
     otherwise)."""
@@ -197,6 +207,16 @@ class _Labels:
         self.items = []
         self.scored = 0
         self.waiting = {}
+
+
+def _packed(chunks: list) -> bytes:
+    """:func:`~foldstream.operators.records.base.pack_bits` of flags kept a segment at a time
+    (arrays of booleans; a state pickled before keeps single booleans).
+
+    >>> _packed([np.array([True, False]), True, np.array([], dtype=bool)]), _packed([])
+    (b'\\xa0', b'')
+    """
+    return pack_bits(np.hstack(chunks) if chunks else ())
 
 
 class FoldEvaluator:
@@ -250,9 +270,10 @@ class FoldEvaluator:
         self._n_classes = 0  # classes of the stream seen up to the current position
         self._reported = 0  # the position of the last snapshot
         self.position = 0
-        # Live verdicts: the scored flags and each learner's losses since the last snapshot.
-        self._scored_since: list[bool] = []
-        self._losses_since: dict[str, list[bool]] = {name: [] for name in plan.learners}
+        # Live verdicts: the scored flags and each learner's losses since the last snapshot, an
+        # array of booleans a segment (packed by _packed).
+        self._scored_since: list[np.ndarray] = []
+        self._losses_since: dict[str, list[np.ndarray]] = {name: [] for name in plan.learners}
         # Delayed labels (docs/method.md §13): position counts arrivals, these the labels.
         self._delayed = False
         self._held: dict[Hashable, HeldArrival] = {}  # by key
@@ -387,7 +408,7 @@ class FoldEvaluator:
         ys, prevs, flags, preds, majs, where = zip(*run.items)
         self._n_classes = max(self._n_classes, max(ys) + 1)
         if self.plan.losses:
-            self._scored_since.extend(flags)
+            self._scored_since.append(np.asarray(flags, dtype=np.bool_))
         if run.scored:
             at = np.flatnonzero(np.asarray(flags, dtype=np.bool_))
             names = list(self._learners)
@@ -411,17 +432,23 @@ class FoldEvaluator:
         first = next(iter(batches.values()))
         self._classes = first.classes
         n, start, every = len(first), first.start, self.plan.report_every
+        arrays = _BatchArrays(
+            np.asarray(first.y, dtype=np.int64), np.asarray(first.prev_y, dtype=np.int64),
+            # scored flags are mostly all True (prequential): their list's own loop says so
+            np.ones(n, dtype=np.bool_) if all(first.scored) else
+            np.asarray(first.scored, dtype=np.bool_),
+            {name: np.asarray(batches[name].y_pred, dtype=np.int64) for name in self._learners})
         reports = []
         i0 = 0
         # Cut the batch at reporting positions, so every report sees exactly the examples up to
         # its position whatever the batch size.
         for i1 in range(every - start % every, n + 1, every):
-            self._score_segment(batches, first, i0, i1)
+            self._score_segment(batches, first, arrays, i0, i1)
             self.position = start + i1
             i0 = i1
             reports.append(self._snapshot(final=False))
         if i0 < n:
-            self._score_segment(batches, first, i0, n)
+            self._score_segment(batches, first, arrays, i0, n)
             self.position = start + n
         if first.final:
             self._end(reports)
@@ -443,18 +470,21 @@ class FoldEvaluator:
             reports.append(self._snapshot(final=True))
 
     def _score_segment(self, batches: dict[str, PredictionBatch], first: PredictionBatch,
-                       i0: int, i1: int) -> None:
-        """Score examples ``i0 .. i1`` of the batches (:meth:`_score_examples`)."""
+                       arrays: _BatchArrays, i0: int, i1: int) -> None:
+        """Score examples ``i0 .. i1`` of the batches (:meth:`_score_examples`); ``arrays``:
+        the batches' lists as arrays."""
         start = first.start
+        y, prev = arrays.y[i0:i1], arrays.prev[i0:i1]
         if i1 > i0:
             # A batch's class list runs to its end; a report must know only what came before it.
-            self._n_classes = max(self._n_classes, max(first.y[i0:i1]) + 1)
-        scored = np.asarray(first.scored[i0:i1], dtype=np.bool_)
-        at = np.flatnonzero(scored)  # the scored examples of the segment
-        all_scored = len(at) == i1 - i0
-        y = np.asarray(first.y[i0:i1], dtype=np.int64)
-        prev = np.asarray(first.prev_y[i0:i1], dtype=np.int64)
-        if not all_scored:
+            self._n_classes = max(self._n_classes, int(y.max()) + 1)
+        scored = arrays.scored[i0:i1]
+        all_scored = bool(scored.all())
+        if all_scored:
+            where = np.arange(start + i0 + 1, start + i1 + 1)
+        else:
+            at = np.flatnonzero(scored)  # the scored examples of the segment
+            where = at + (start + i0 + 1)
             y, prev = y[at], prev[at]
         preds = {}
         kept = {} if self.plan.scores else None
@@ -469,13 +499,13 @@ class FoldEvaluator:
             if error is not None and start + i0 < error[0] <= start + i1:
                 # With the report that covers the example where it raised, whatever the batches.
                 self._errors.append(FoldError.of(name, error))
-            y_pred = np.asarray(batch.y_pred[i0:i1], dtype=np.int64)
+            y_pred = arrays.preds[name][i0:i1]
             preds[name] = y_pred if all_scored else y_pred[at]
-        self._score_examples(y, prev, preds, None, at + (start + i0 + 1), kept)
+        self._score_examples(y, prev, preds, None, where, kept)
         if self._kept is not None:
             self._keep(batches, first, i0, i1)
         if self.plan.losses:
-            self._scored_since.extend(first.scored[i0:i1])
+            self._scored_since.append(scored)
 
     def _keep(self, batches: dict[str, PredictionBatch], first: PredictionBatch, i0: int,
               i1: int) -> None:
@@ -553,7 +583,7 @@ class FoldEvaluator:
                                  else np.minimum(state.sizes, self.plan.pair_window_cap)
                                  if self._kind == "adwin" else state.sizes)
             if self.plan.losses:
-                self._losses_since[name].extend(wrong.tolist())
+                self._losses_since[name].append(wrong)
         for a, b, counts in self._pairs.values():
             sa, sb = self._learners[a], self._learners[b]
             wa, wb = sa.wrong, sb.wrong
@@ -586,8 +616,8 @@ class FoldEvaluator:
         }
         losses = None
         if self.plan.losses:
-            losses = FoldLosses(self._reported, pack_bits(self._scored_since),
-                                {name: pack_bits(lost) for name, lost in self._losses_since.items()})
+            losses = FoldLosses(self._reported, _packed(self._scored_since),
+                                {name: _packed(lost) for name, lost in self._losses_since.items()})
             self._scored_since = []
             self._losses_since = {name: [] for name in self._losses_since}
         delay = None

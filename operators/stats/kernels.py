@@ -25,8 +25,16 @@ from foldstream.operators.stats.detectors import (
 )
 
 
+#: The compiled helpers the loops call once an example (``_`` names): without numba's reference
+#: counting, which they do not need (they take arrays, and never make or return one). Compiled
+#: and cached apart from the loops that call them, they are not inlined, and counting costs
+#: an atomic increment and decrement of every array passed at every call: several times the
+#: arithmetic of an example.
+_helper = njit(cache=True, _nrt=False)
+
+
 # ------------------------------------------------------------------------- tables of cells
-@njit(cache=True)
+@_helper
 def _place(keys, key):
     """The place of ``key`` in a table of cells (linear probing), or the empty place where it
     goes."""
@@ -52,7 +60,7 @@ def cells_load(keys, vals, add_keys, add_vals, order, add_order):
             order[i] = add_order[j]
 
 
-@njit(cache=True)
+@_helper
 def _cell(keys, vals, used, key):
     """The place of cell ``key``, put in (with value 0) if it was not held; ``used[0]`` counts
     the places taken."""
@@ -64,19 +72,19 @@ def _cell(keys, vals, used, key):
     return i
 
 
-@njit(cache=True)
+@_helper
 def _full(keys, used):
     """Whether one more cell would leave the table more than half full."""
     return 2 * (used[0] + 1) > keys.shape[0]
 
 
-@njit(cache=True)
+@_helper
 def _key(t, p):
     return (t << 32) | (p + 1)
 
 
 # ---------------------------------------------------------------- an ADWIN window's mirror
-@njit(cache=True)
+@_helper
 def _mirror_new(mir, pk, pv, pool, row, col, key, maj_ok, per_ok):
     """Bucket ``(row, col)`` holds one example, of cell ``key``."""
     top = pool[0]
@@ -90,7 +98,7 @@ def _mirror_new(mir, pk, pv, pool, row, col, key, maj_ok, per_ok):
     pool[1] += 1
 
 
-@njit(cache=True)
+@_helper
 def _mirror_merge(mir, pk, pv, pool, idx, cn):
     """Bucket ``(idx + 1, cn)`` holds the examples of buckets ``(idx, 0)`` and ``(idx, 1)``: their
     runs of cells merged (by key) at the pool's top."""
@@ -122,7 +130,7 @@ def _mirror_merge(mir, pk, pv, pool, idx, cn):
     pool[1] += out - top - la - lb
 
 
-@njit(cache=True)
+@_helper
 def _mirror_drop(mir, pk, pv, pool, last, agg, keys, vals):
     """The examples of bucket ``(last, 0)`` leave the window's counts."""
     start, length = mir[last, 0, _START], mir[last, 0, _LENGTH]
@@ -154,7 +162,7 @@ def pool_compact(mir, cnt, pk, pv, new_pk, new_pv, pool):
     pool[1] = top
 
 
-@njit(cache=True)
+@_helper
 def _adwin_reset(tot, var, cnt, fs, ints, mir, pool):
     tot[:] = 0.0
     var[:] = 0.0
@@ -168,7 +176,7 @@ def _adwin_reset(tot, var, cnt, fs, ints, mir, pool):
     pool[:] = 0
 
 
-@njit(cache=True)
+@_helper
 def _compress(tot, var, cnt, mir, row, n):
     """river's ``Bucket.compress(n)``: the row's first ``n`` buckets leave (the rest shift left,
     the freed places are cleared), with their mirrored stats."""
@@ -187,7 +195,7 @@ def _compress(tot, var, cnt, mir, row, n):
     cnt[row] -= n
 
 
-@njit(cache=True)
+@_helper
 def _adwin_step(value, tot, var, cnt, fs, ints, delta, clock, max_buckets, mwl, grace,
                 mir, pk, pv, pool, key, maj_ok, per_ok, agg, keys, vals):
     """One ``AdaptiveWindowing.update(value)`` (river's adwin_c.pyx), in its order of operations.
@@ -287,7 +295,7 @@ def _adwin_step(value, tot, var, cnt, fs, ints, delta, clock, max_buckets, mwl, 
     return change
 
 
-@njit(cache=True)
+@_helper
 def _adwin_delete(tot, var, cnt, fs, ints, mir, pk, pv, pool, agg, keys, vals):
     """river's ``_delete_element``: drop the oldest bucket; its counts leave the window's."""
     last = ints[_LEVELS] - 1
@@ -354,7 +362,7 @@ def page_hinkley_run(values, s, min_instances, delta, threshold, alpha, mode, de
         detected[i] = s[_PH_DRIFT] != 0.0
 
 
-@njit(cache=True)
+@_helper
 def _majority_of(agg, C):
     best, best_rows = -1, 0
     for c in range(C):
@@ -364,7 +372,7 @@ def _majority_of(agg, C):
     return best
 
 
-@njit(cache=True)
+@_helper
 def _baselines(ti, prev_i, maj_i, majority):
     """Whether the majority baseline (the window's before the example, or ``maj_i`` when it
     was made earlier) and the persistent one (``prev_i``) get true class ``ti`` right."""
@@ -372,7 +380,7 @@ def _baselines(ti, prev_i, maj_i, majority):
     return (1 if m == ti else 0), (1 if prev_i == ti else 0)
 
 
-@njit(cache=True)
+@_helper
 def _majority_added(agg, majority, ti, rt):
     """The majority after class ``ti``'s row grew to ``rt``: ``ti`` if it is now the most
     frequent, ties to the smallest code (only that row grew, so no other class can win)."""
@@ -439,7 +447,7 @@ def fade_run(values, alpha, start):
     return out
 
 
-@njit(cache=True)
+@_helper
 def _pack(t, p, maj_ok, per_ok):
     """An example of a sliding window in one integer: ``t`` (below 2**30), ``p + 1`` (below
     2**31), ``maj_ok``, ``per_ok``; 8 bytes a held example, in memory and in a checkpoint."""

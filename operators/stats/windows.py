@@ -204,6 +204,13 @@ def _matrix_keys(classes: int, cells: np.ndarray) -> np.ndarray:
     return (t << 32) | column
 
 
+# What a cumulative window passes the compiled loop for ADWIN's state: empty, so never written.
+_NO_INTS = np.zeros(0, dtype=np.int64)
+_NO_FLOATS = np.zeros(0)
+_NO_FLOATS_2D = np.zeros((0, 0))
+_NO_MIRROR = np.zeros((0, 0, 0), dtype=np.int64)
+
+
 class CumulativeWindow(Window):
     """Every scored example since the start.
 
@@ -228,11 +235,10 @@ class CumulativeWindow(Window):
             return sizes, None if self._adwin is None else np.zeros(0, dtype=np.bool_)
         adwin = self._adwin
         drifts = np.zeros(n, dtype=np.bool_)
-        none = np.zeros(0, dtype=np.int64)
         if adwin is None:
-            tot = var = np.zeros((0, 0))
-            cnt = ints = none
-            fs = np.zeros(0)
+            tot = var = _NO_FLOATS_2D
+            cnt = ints = _NO_INTS
+            fs = _NO_FLOATS
             delta, clock, max_buckets, mwl, grace = 0.0, 1, 0, 0, 0
         else:
             self._mirror = adwin._reserve(n, self._mirror)
@@ -243,7 +249,7 @@ class CumulativeWindow(Window):
         done = 0
         while True:
             if adwin is None:
-                mir, pk, pv, pool = np.zeros((0, 0, 0), dtype=np.int64), none, none, none
+                mir, pk, pv, pool = _NO_MIRROR, _NO_INTS, _NO_INTS, _NO_INTS
             else:
                 mir, pk, pv, pool = self._mirror, self._pool_keys, self._pool_vals, self._pool
             done = run(t, p, prev, majs, self._classes, self._agg, self._keys, self._vals,
