@@ -70,8 +70,11 @@ def test_moa_costs_are_measured_in_java():
                   "{name: moa_ht, model: moa.classifiers.trees.HoeffdingTree}]")
     summary = records[-1]
     assert set(summary["model_bytes"]) == {"moa_nb", "moa_ht"}
-    assert all(v > 1000 for v in summary["model_bytes"].values())
-    assert all(v > 0 for v in summary["cpu_learn_s"].values())
+    assert all(v > 1000 for v in summary["model_bytes"].values()), summary["model_bytes"]
+    # naive Bayes learns these 2,700 examples in a few milliseconds, which a JVM reading the
+    # threads' CPU time from /proc (in ticks of 10 ms) may see as none; the tree takes longer
+    assert all(v >= 0 for v in summary["cpu_learn_s"].values()), summary["cpu_learn_s"]
+    assert summary["cpu_learn_s"]["moa_ht"] > 0, summary["cpu_learn_s"]
     again = run("learners=[{name: moa_nb, model: moa.classifiers.bayes.NaiveBayes}, "
                 "{name: moa_ht, model: moa.classifiers.trees.HoeffdingTree}]",
                 "engine.batch_size=7")[-1]
