@@ -4,9 +4,9 @@ A file's lines of plain numbers, the bulk of most streams, are handed to pyarrow
 many at once: it splits them at their commas and reads every feature as a float in compiled
 code, and each example is a :class:`~foldstream.operators.records.features.BlockExample`, a
 reference to its row of the block's array (its dict of features is made only if a stage reads
-it; the batcher joins a batch's rows into one array). Every other line goes to the row parser of :mod:`.files`, which reads it (and
-rejects it, saying why) as always, so each line keeps the fate the row parser gives it: the
-same values, or the same reason.
+it; the batcher joins a batch's rows into one array). Every other line goes to the row parser
+of :mod:`.files`, which reads it (and rejects it, saying why) as always, so each line keeps the
+fate the row parser gives it: the same values, or the same reason.
 
 The block reader takes a line only where it reads it exactly as the row parser does:
 

@@ -40,6 +40,10 @@ class FeatureRows(Sequence):
         self.names = names
         self._dicts: list[dict[str, float]] | None = None
 
+    def row(self, index: int) -> dict[str, float]:
+        """Row ``index`` as a dict, made now (:attr:`dicts` makes them all at once)."""
+        return dict(zip(self.names, self.array[index].tolist()))
+
     @property
     def dicts(self) -> list[dict[str, float]]:
         """The rows as dicts (made on the first call, then kept)."""
@@ -98,7 +102,7 @@ class BlockExample(Example):
 
     @property
     def x(self) -> dict[str, float]:  # type: ignore[override]
-        return dict(zip(self.block.names, self.block.array[self.index].tolist()))
+        return self.block.row(self.index)
 
     def plain(self) -> Example:
         """The plain example: the same values, its features as a dict."""
@@ -118,6 +122,16 @@ class BlockExample(Example):
         return Example, (self.stream, self.x, self.y, self.key, self.location)
 
 
+def as_dicts(xs: list) -> list[dict]:
+    """What the batcher gathered (:func:`batch_features`), each entry as its dict of features.
+
+    >>> block = FeatureRows(np.array([[1.0]]), ("a",))
+    >>> as_dicts([BlockExample("s", block, 0, 0, None, None), {"a": 9.0}])
+    [{'a': 1.0}, {'a': 9.0}]
+    """
+    return [x.x if type(x) is BlockExample else x for x in xs]
+
+
 def batch_features(xs: list) -> list[dict] | FeatureRows:
     """A batch's features from what the batcher gathered for it: each example's ``x``, or for
     an example of a block (:class:`BlockExample`) the example itself. All of blocks with the
@@ -131,18 +145,18 @@ def batch_features(xs: list) -> list[dict] | FeatureRows:
     [{'a': 1.0}, {'a': 9.0}]
     """
     if not xs or type(xs[0]) is not BlockExample:
-        return [x if type(x) is not BlockExample else x.x for x in xs]
+        return as_dicts(xs)
     names = xs[0].block.names
     pieces: list[np.ndarray] = []
     block, first, last = None, 0, 0
     for x in xs:
         if type(x) is not BlockExample:
-            return [x if type(x) is not BlockExample else x.x for x in xs]
+            return as_dicts(xs)
         if x.block is block and x.index == last:
             last += 1
             continue
         if x.block.names != names:
-            return [x if type(x) is not BlockExample else x.x for x in xs]
+            return as_dicts(xs)
         if block is not None:
             pieces.append(block.array[first:last])
         block, first, last = x.block, x.index, x.index + 1

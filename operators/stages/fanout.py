@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from foldstream.operators.records.base import Example, ExampleBatch, FoldBatch, Label, Rejected
-from foldstream.operators.records.features import BlockExample, batch_features
+from foldstream.operators.records.features import BlockExample, as_dicts, batch_features
 from foldstream.operators.stats.weights import fold_weights
 
 FOLD_MODE, FOLDS, FOLD_SEED, FOLD_CHOICE = "bootstrap", 10, 1, "random"
@@ -104,7 +104,7 @@ class Batcher:
     def __getstate__(self) -> dict:
         """The state, an example of a block held as its dict of features (the block stays)."""
         state = self.__dict__.copy()
-        state["_xs"] = [x.x if type(x) is BlockExample else x for x in self._xs]
+        state["_xs"] = as_dicts(self._xs)
         return state
 
     def _check_label(self, example: Example) -> None:
