@@ -90,8 +90,9 @@ class ModelKind:
 
 
 RIVER_OBJECT = ModelKind("a river class (river.base.Base)", ("river.base.Base",))
-CLASSIFIER = ModelKind("a river classifier class",
-                       ("river.base.Classifier", "river.compose.Pipeline"), RIVER_OBJECT)
+PIPELINE = "river.compose.Pipeline"
+CLASSIFIER = ModelKind("a river classifier class", ("river.base.Classifier", PIPELINE),
+                       RIVER_OBJECT)
 DATASET = ModelKind("a river dataset class", ("river.datasets.base.Dataset",), refused=(
     ("river.datasets.base.RemoteDataset", "it downloads its data; download it yourself and name "
                                           "the file as a file source's path"),))
@@ -436,6 +437,18 @@ def _value(value: Any, parameter: Parameter, fallback: ModelKind, key: str) -> A
     return value
 
 
-__all__ = ["CLASSIFIER", "DATASET", "NESTED_KEYS", "RESOLVERS", "RIVER_OBJECT", "ModelKind",
-           "Parameter", "Signature", "Spec", "SpecError", "check", "check_param", "join_key",
-           "resolve", "resolve_at", "signature"]
+def is_pipeline(model: Any) -> bool:
+    """Whether ``model`` is a river :data:`PIPELINE`, asked without importing
+    ``river.compose`` (:func:`~.imports.loaded`).
+
+    >>> is_pipeline(object())
+    False
+    """
+    pipeline = loaded(PIPELINE)
+    return pipeline is not None and isinstance(model, pipeline)
+
+
+__all__ = ["CLASSIFIER", "DATASET", "NESTED_KEYS", "PIPELINE", "RESOLVERS", "RIVER_OBJECT",
+           "ModelKind", "Parameter", "Signature", "Spec", "SpecError", "check", "check_param",
+           "is_pipeline", "join_key", "resolve", "resolve_at", "signature"]
+

@@ -8,8 +8,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
-from foldstream.operators.learners.imports import loaded
-from foldstream.operators.learners.models import CLASSIFIER, check
+from foldstream.operators.learners.models import CLASSIFIER, check, is_pipeline
 from foldstream.operators.learners.moa import MoaClassifier, is_moa
 from foldstream.operators.stats.weights import derive_seed
 from foldstream.operators.stages.delay import DelayFoldBatch, DelayPredictionBatch
@@ -142,8 +141,7 @@ def gives_scores(model: Any) -> bool:
 
     if hasattr(model, "keep_scores"):  # MOA's
         return True
-    pipeline = loaded("river.compose.Pipeline")
-    if pipeline is not None and isinstance(model, pipeline):
+    if is_pipeline(model):
         return gives_scores(list(model.steps.values())[-1])
     proba = getattr(type(model), "predict_proba_one", None)
     return proba is not None and proba is not Classifier.predict_proba_one
@@ -167,8 +165,7 @@ def check_classifier(model: Any) -> None:
     if isregressor(model) and not isclassifier(model):
         raise ValueError(f"{type(model).__name__} is a regressor: it predicts numbers, and "
                          f"foldstream evaluates classifiers")
-    pipeline = loaded("river.compose.Pipeline")
-    if pipeline is not None and isinstance(model, pipeline) and not isclassifier(model):
+    if is_pipeline(model) and not isclassifier(model):
         raise ValueError("the pipeline does not end with a classifier")
     name = type(model).__name__
     try:
