@@ -73,7 +73,10 @@ from foldstream.operators.stages.delay import DelayFoldBatch, DelayPredictionBat
 PICKLED = Types.PICKLED_BYTE_ARRAY()
 END_OF_INPUT = (1 << 63) - 2  # fired by the watermark a bounded source sends when it ends
 DEAD_LETTERS = OutputTag("dead-letters", Types.STRING())
-STREAM_ENDS = OutputTag("stream-ends", PICKLED)
+#: What the aggregators take, ``Row(stream, item)`` (a fold report, or the fan-out's
+#: :class:`StreamEnd`), keyed by stream in Java as :data:`ROUTED_TYPE` is by route.
+BY_STREAM_TYPE = Types.ROW([Types.STRING(), PICKLED])
+STREAM_ENDS = OutputTag("stream-ends", BY_STREAM_TYPE)
 
 
 @dataclass
@@ -240,11 +243,11 @@ class FanOutFunction(_KeyedStateFunction):
         if timestamp == END_OF_INPUT:
             yield from self._fan_out(head, head.flush(final=True))
             if head.stream:  # "": the messages rejected for their key, no stream
-                yield STREAM_ENDS, StreamEnd(
+                yield STREAM_ENDS, Row(head.stream, StreamEnd(
                     stream=head.stream, read=head.read, rejected=head.rejected,
                     started=head.started,
                     position=head.position if head.delay is not None else None,
-                    classes=list(head.classes))
+                    classes=list(head.classes)))
         else:  # a quiet unbounded stream still reports what it has
             yield from self._fan_out(head, head.flush(final=False))
             if timestamp == getattr(head, "flush_due", timestamp):  # the current chain
@@ -350,7 +353,7 @@ class FoldFunction(_KeyedStateFunction):
         for (_, batch), evaluator, predictions in zip(work, evaluators,
                                                       process_all(work, p.threads)):
             if evaluator is not None:
-                yield from evaluator.add(predictions)
+                yield from _by_stream(evaluator.add(predictions))
             else:
                 route = fold_routes(batch.stream, p.folds, self.parallelism,
                                     MAX_PARALLELISM)[batch.fold]
@@ -376,7 +379,7 @@ class EvaluatorFunction(_KeyedStateFunction):
         _, predictions = routed
         evaluator: FoldEvaluator = self._stored(
             lambda: self.plans.fold_evaluator(predictions.stream, predictions.fold))
-        yield from evaluator.add(predictions)
+        yield from _by_stream(evaluator.add(predictions))
         self.state.update(evaluator)
 
 
@@ -418,13 +421,27 @@ class AggregatorFunction(_KeyedStateFunction):
 
 
 # ----------------------------------------------------------------------------------- the job
-def _stream_of(item) -> str:
-    return item.stream or ""
+def _by_stream(reports) -> Iterator[Row]:
+    """Fold reports as the aggregators take them (:data:`BY_STREAM_TYPE`)."""
+    for report in reports:
+        yield Row(report.stream or "", report)
 
 
 def _route(routed: RoutedPredictions) -> str:
     route, _ = routed
     return route
+
+
+def head_parallelism(parallelism: int, streams: list[str] | None) -> int:
+    """The parallelism of the operators keyed by stream (the fan-out and the aggregator): at
+    most one subtask per stream when the streams are known before the run (a file or generator
+    source), since a subtask without a stream would only start a Python worker that has nothing
+    to do; ``parallelism`` otherwise (Kafka: the streams come with the messages).
+
+    >>> head_parallelism(2, ["elec"]), head_parallelism(4, ["a", "b"]), head_parallelism(2, None)
+    (1, 2, 2)
+    """
+    return parallelism if streams is None else max(1, min(parallelism, len(streams)))
 
 
 def build(env: StreamExecutionEnvironment, config: Config, items: FileInput | None = None):
@@ -442,11 +459,13 @@ def build(env: StreamExecutionEnvironment, config: Config, items: FileInput | No
     else:
         keyed, decode, flush_ms = items.keyed, items.decode, None
     keying = config.engine.keying
+    heads = head_parallelism(parallelism, None if items is None else items.streams)
     fanned = (keyed.process(FanOutFunction(plans, parallelism, flush_ms, keying, decode),
                             output_type=ROUTED_TYPE)
-              .name("fan-out"))
+              .name("fan-out").set_parallelism(heads))
     reports = (key_by_first_field(fanned, PICKLED)
-               .process(FoldFunction(plans, parallelism), output_type=PICKLED)
+               .process(FoldFunction(plans, parallelism),
+                        output_type=BY_STREAM_TYPE if keying == "fold" else PICKLED)
                .name("learners+evaluator" if keying == "fold" else "learners"))
     if config.engine.learner_slots == "own":
         # PyFlink runs the Python operators of a task slot in one worker process; in slots of
@@ -455,9 +474,12 @@ def build(env: StreamExecutionEnvironment, config: Config, items: FileInput | No
         reports = reports.slot_sharing_group("learners")
     if keying == "learner_fold":
         reports = (reports.key_by(_route, key_type=Types.STRING())
-                   .process(EvaluatorFunction(plans), output_type=PICKLED).name("evaluator"))
-    records = (reports.union(fanned.get_side_output(STREAM_ENDS))
-               .key_by(_stream_of, key_type=Types.STRING())
+                   .process(EvaluatorFunction(plans), output_type=BY_STREAM_TYPE)
+                   .name("evaluator"))
+    # PyFlink reads a side output through a Python map of its own, at the job's parallelism
+    # unless told: a subtask of it would start a Python worker with nothing to do.
+    ends = fanned.get_side_output(STREAM_ENDS).set_parallelism(heads)
+    records = (key_by_first_field(reports.union(ends), PICKLED)
                .process(AggregatorFunction(plans), output_type=Types.STRING())
-               .name("aggregator"))
-    return records, fanned.get_side_output(DEAD_LETTERS)
+               .name("aggregator").set_parallelism(heads))
+    return records, fanned.get_side_output(DEAD_LETTERS).set_parallelism(heads)

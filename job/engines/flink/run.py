@@ -24,7 +24,7 @@ from foldstream.job.config import Config, ConfigError
 from foldstream.job.engines.flink import env as flink_env
 from foldstream.job.engines.flink import kafka as flink_kafka
 from foldstream.job.engines.flink import files as flink_files
-from foldstream.job.engines.flink.job import build
+from foldstream.job.engines.flink.job import build, head_parallelism
 from foldstream.job.engines.stopping import Delivered, interruptible
 from foldstream.job.plans import open_source
 
@@ -89,8 +89,11 @@ def run(config: Config, emit, dead_letter, on_progress=None, source=None,
             flink_kafka.to_kafka(env, config, records, dead_letters)
             env.execute("foldstream")
             return
-        tagged = records.map(lambda r: "M" + r, Types.STRING()).union(
-            dead_letters.map(lambda r: "D" + r, Types.STRING()))
+        # tagged beside the operators they come from: a subtask more would start a Python
+        # worker of its own
+        heads = head_parallelism(config.engine.parallelism, items.streams if items else None)
+        tagged = records.map(lambda r: "M" + r, Types.STRING()).set_parallelism(heads).union(
+            dead_letters.map(lambda r: "D" + r, Types.STRING()).set_parallelism(heads))
         delivered = Delivered(positive_class=config.evaluation.positive_class,
                               classes={stream: list(seen) for stream, seen in labels.items()})
         try:
