@@ -332,3 +332,23 @@ def test_a_file_source_is_flinks_file_source_and_nothing_is_shipped(tmp_path):
     sources = [n for n in plan["nodes"] if n["type"].startswith("Source")]
     assert [(n["type"], n["parallelism"]) for n in sources] == [("Source: file", 1)]
     assert not hasattr(flink_job, "MAX_SHIPPED_BYTES")
+
+
+def test_one_stream_starts_one_python_worker_besides_the_learners(tmp_path):
+    """With one stream known before the run, every Python operator but the learners runs in
+    one subtask (each further subtask of them starts a Python worker with nothing to do)."""
+    from foldstream.job.engines.flink import env as flink_env
+    from foldstream.job.engines.flink import job as flink_job
+    from foldstream.job.engines.flink.files import configured_input
+
+    cfg = load_config(None, ["engine.kind=flink", "engine.parallelism=2"])
+    env = flink_env.make_environment(cfg)
+    records, dead_letters = flink_job.build(env, cfg, configured_input(env, cfg, tmp_path))
+    records.print()
+    dead_letters.print()
+    nodes = json.loads(env.get_execution_plan())["nodes"]
+    parallel = sorted({n["contents"] for n in nodes if n["parallelism"] > 1
+                       and not n["type"].startswith("Sink")})
+    assert parallel == ["learners+evaluator"]
+    assert any(n["contents"] == "aggregator" for n in nodes)
+
