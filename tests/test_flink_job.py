@@ -352,3 +352,26 @@ def test_one_stream_starts_one_python_worker_besides_the_learners(tmp_path):
     assert parallel == ["learners+evaluator"]
     assert any(n["contents"] == "aggregator" for n in nodes)
 
+
+def test_the_local_jvm_compiles_with_the_quick_compiler_unless_told(tmp_path):
+    """PyFlink's JVM gets ``LOCAL_JVM_ARGS`` when ``JVM_ARGS`` is unset, and ``JVM_ARGS``
+    when it is set (a fresh process: this one's JVM may be running already)."""
+    import os
+    import subprocess
+    import sys
+
+    from foldstream.job.engines.flink.env import LOCAL_JVM_ARGS
+
+    probe = ("from foldstream.job.engines.flink.env import make_env; make_env(1); "
+             "from pyflink.java_gateway import get_gateway; "
+             "print(list(get_gateway().jvm.java.lang.management.ManagementFactory"
+             ".getRuntimeMXBean().getInputArguments()))")
+    env = {k: v for k, v in os.environ.items() if k != "JVM_ARGS"}
+    for given, expected in ((None, LOCAL_JVM_ARGS), ("-Dfoldstream.probe=1", "-Dfoldstream.probe=1")):
+        if given:
+            env["JVM_ARGS"] = given
+        out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                             text=True, timeout=120, cwd=tmp_path)
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert expected in out.stdout
+        assert (LOCAL_JVM_ARGS in out.stdout) == (given is None)

@@ -70,6 +70,14 @@ def patch_pyflink_kafka() -> None:
     _PATCHED = True
 
 
+#: The options of the JVM that PyFlink starts here (the local mini-cluster, or the client of a
+#: submission) when ``JVM_ARGS`` does not give them: Java's quick compiler only. The JVM of a
+#: local job only moves the Python workers' bytes, and its optimising compiler spent more CPU
+#: compiling that code than the code ever took: on 2 cores it took that time from the learners
+#: (bench/README.md). A cluster's TaskManagers keep their own options.
+LOCAL_JVM_ARGS = "-XX:TieredStopAtLevel=1"
+
+
 def make_env(parallelism: int, jars: Iterable[Path | str] = (),
              config: Mapping[str, object] | None = None,
              python_executable: str | None = None) -> StreamExecutionEnvironment:
@@ -83,6 +91,7 @@ def make_env(parallelism: int, jars: Iterable[Path | str] = (),
     # Read by the Python operators when the job starts; without it they run "loopback" inside
     # this process, and parallelism 2 uses one core.
     os.environ["_python_worker_execution_mode"] = "process"
+    os.environ.setdefault("JVM_ARGS", LOCAL_JVM_ARGS)  # read when PyFlink starts its JVM
     conf = Configuration()
     for k, v in properties_text(config).items():
         conf.set_string(k, v)
