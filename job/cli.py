@@ -403,7 +403,8 @@ def main(argv: list[str] | None = None) -> int:
 
     err = Console(stderr=True, soft_wrap=True)  # a long path stays whole, to copy
     try:
-        config = load_config(args.config, args.overrides)
+        config = load_config(args.config, args.overrides,  # a run imports its learners
+                             remember_checks=args.command == "validate")
         if args.command == "validate":  # a run checks them as it opens them (open_sinks)
             check_sinks(config)
     except ConfigError as error:

@@ -482,6 +482,10 @@ class EvaluationConfig(_Strict):
         return self
 
 
+#: The validation context's flag of :func:`load_config`'s ``remember_checks``.
+REMEMBER_CHECKS = "remember_checks"
+
+
 class LearnerConfig(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$", description="the learner's name in the "
                                                                  "records (letters, digits, "
@@ -500,17 +504,27 @@ class LearnerConfig(_Strict):
                                                 "ones too) from (seed, fold), so the folds are "
                                                 "independent replicas (docs/method.md §14)")
 
-    @model_validator(mode="after")
-    def _builds(self) -> "LearnerConfig":
-        from foldstream.operators.stages.learner import build_model, check_classifier
-        from foldstream.operators.learners.models import SpecError
+    _passed: Any = PrivateAttr(None)  # the Passed verdict of its check (learners/checked.py)
 
+    @model_validator(mode="after")
+    def _builds(self, info: ValidationInfo) -> "LearnerConfig":
         if is_moa(self.model):  # MOA's classifiers (operators/learners/moa/)
             check_config(self.model, self.options, self.params, self.args)
             return self
         if self.options:
             raise ValueError(f"options: only a MOA classifier (moa.classifiers....) takes "
                              f"options; {self.model} takes params")
+        from foldstream.operators.learners import checked
+
+        remembering = bool(info.context and info.context.get(REMEMBER_CHECKS))
+        if remembering:  # a spec that passed before, against the same files, passes again
+            self._passed = checked.recall(self.model, self.params, self.args)
+            if self._passed is not None:
+                return self
+        from foldstream.operators.stages.learner import build_model, check_classifier, \
+            gives_scores
+        from foldstream.operators.learners.models import SpecError
+
         try:  # checked, then built (operators/learners/models.py): nothing unchecked is called
             model = build_model(self.model, self.params, self.args)
         except SpecError as error:
@@ -519,6 +533,9 @@ class LearnerConfig(_Strict):
             check_classifier(model)
         except ValueError as error:
             raise ValueError(f"model {self.model}: {error}") from None
+        self._passed = checked.Passed(gives_scores=gives_scores(model))
+        if remembering:
+            checked.remember(self.model, self.params, self.args, self._passed)
         return self
 
 
@@ -742,6 +759,21 @@ def jvm_options_first(data: Any) -> Any:
     return data
 
 
+def _gives_scores(learner: Any) -> bool:
+    """Whether a (river) learner's model gives class scores: its ``prototype`` object's, else
+    what its check found (:class:`~foldstream.operators.learners.checked.Passed`), else its
+    built model's (:func:`~foldstream.operators.stages.learner.gives_scores`)."""
+    model = getattr(learner, "prototype", None)
+    passed = getattr(learner, "_passed", None)
+    if model is None and passed is not None:
+        return passed.gives_scores
+    from foldstream.operators.stages.learner import build_model, gives_scores
+
+    if model is None:
+        model = build_model(learner.model, learner.params, learner.args)
+    return gives_scores(model)
+
+
 class Config(_Strict):
     source: Source = Field(description="where the examples come from (by kind)")
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig,
@@ -808,15 +840,10 @@ class Config(_Strict):
         wanted = self.evaluation.scores
         if not wanted:
             return self
-        from foldstream.operators.stages.learner import build_model, gives_scores
-
         for i, learner in enumerate(self.learners):
             if is_moa(learner.model):
                 continue
-            model = getattr(learner, "prototype", None)
-            if model is None:
-                model = build_model(learner.model, learner.params, learner.args)
-            if not gives_scores(model):
+            if not _gives_scores(learner):
                 raise ValueError(
                     f"{SUBKEY}learners.{i}: learner {learner.name!r} ({learner.model}) gives no class "
                     f"scores (no predict_proba_one), and evaluation.scores: "
@@ -1044,12 +1071,18 @@ def read_yaml(path: str | Path | None, what: str = "configuration",
     return data, origin
 
 
-def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> Config:
-    """Read, override and validate a configuration; ``path=None`` takes the embedded default."""
+def load_config(path: str | Path | None = None, overrides: list[str] | None = None,
+                remember_checks: bool = False) -> Config:
+    """Read, override and validate a configuration; ``path=None`` takes the embedded default.
+
+    ``remember_checks``: a learner whose spec passed its check before, against the same files,
+    passes without importing its classes, and one checked now is remembered
+    (:mod:`foldstream.operators.learners.checked`; ``foldstream validate``). A spec that fails
+    is always checked in full, with the same error."""
     data, origin = read_yaml(path, default=default_config_text() if path is None else None)
     data = apply_overrides(data, overrides or [])
     try:
-        config = Config.model_validate(data)
+        config = Config.model_validate(data, context={REMEMBER_CHECKS: remember_checks})
     except ValidationError as error:
         raise ConfigError(f"invalid configuration ({origin}):\n{format_errors(error)}") from None
     config._file = None if path is None else Path(path)

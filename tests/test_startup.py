@@ -72,3 +72,16 @@ def test_a_run_without_a_pipeline_loads_no_pandas(tmp_path):
         f"      'sink.path={tmp_path / 'm.jsonl'}',\n"
         "      '--set', 'learners=[{name: nc, model: river.dummy.NoChangeClassifier}]'])")
     assert "river" in _heavy(loaded) and "pandas" not in _heavy(loaded)
+
+
+def test_validate_of_remembered_learners_loads_no_river(tmp_path):
+    """A second ``foldstream validate`` of the embedded default passes its three river learners
+    from their remembered checks (operators/learners/checked.py): river, pandas and scipy,
+    more than a second of importing, are not loaded."""
+    code = ("import os\n"
+            f"os.environ['FOLDSTREAM_CACHE'] = {str(tmp_path)!r}\n"
+            "from foldstream.job.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    assert main(['validate']) == 0")
+    assert "river" in _heavy(_loaded_after(code))  # the first checks them in full
+    assert [m for m in _heavy(_loaded_after(code)) if m in ("river", "pandas", "scipy")] == []

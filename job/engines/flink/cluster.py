@@ -34,7 +34,6 @@ import subprocess
 import sys
 import time
 import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -222,6 +221,9 @@ def rest(address: str, path: str, method: str = "GET", body: dict | None = None,
          timeout_s: float = 10.0):
     """One call to the REST API at ``address`` (``HOST:PORT``): the decoded JSON answer.
     Raises :class:`ClusterError` when nothing answers, ``urllib.error.HTTPError`` on an error."""
+    import urllib.request  # here, not at the top: it loads http.client and email, which every
+    # command would pay for at start (the parser reads this module's defaults)
+
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(f"http://{address}{path}", data=data, method=method,
                                      headers={"Content-Type": "application/json"})
