@@ -15,7 +15,7 @@ file's bytes to :class:`~foldstream.operators.records.base.Example` records, on 
   JSON object per message value, as the Flink job's source calls it;
 - ``kafka, 100 rows a message``: the same rows as JSON arrays of 100 rows.
 
-``--row-parser`` times each CSV and ARFF file with the row parser alone too (the block reader
+``--row-parser`` times each file with the row parser alone too (the block reader
 set aside), next to the block reader; ``--blocks-from BYTES`` reads files from that size by
 blocks (0: Electricity too). ``--data covtype`` reads all of Forest Covertype
 (``dataset://covtype``, 581,012 rows of 54 features) instead, as CSV, ARFF and JSON Lines.
@@ -119,7 +119,7 @@ def consume(records: Iterator) -> tuple[int, int]:
     """Read ``records`` as an engine does, one after the other, none kept: (examples, others)."""
     examples = others = 0
     for record in records:
-        if type(record) is Example:
+        if isinstance(record, Example):
             examples += 1
         else:
             others += 1
@@ -146,7 +146,7 @@ def main() -> None:
     parser.add_argument("--before", metavar="REV", help="time the readers of this revision")
     parser.add_argument("--data", choices=("elec", "covtype"), default="elec")
     parser.add_argument("--row-parser", action="store_true",
-                        help="time each CSV and ARFF file with the row parser alone too, next to "
+                        help="time each file with the row parser alone too, next to "
                              "the block reader (same process, same minute)")
     parser.add_argument("--blocks-from", type=int, metavar="BYTES",
                         help="the size from which a file is read by blocks (default 10 MB)")
@@ -162,7 +162,7 @@ def main() -> None:
         kinds = {}
         for fmt, path in paths.items():
             kinds[fmt] = lambda path=path: read_file(path)
-            if args.row_parser and fmt != "jsonl":
+            if args.row_parser:
                 kinds[f"{fmt}, row parser only"] = lambda path=path: row_parser_only(path)
         if args.data == "elec":
             kinds["kafka, a row a message"] = lambda: read_messages(single)

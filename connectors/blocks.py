@@ -1,4 +1,4 @@
-"""CSV and ARFF data lines read a block at a time by a compiled reader (pyarrow's CSV reader).
+"""Data lines read a block at a time by a compiled reader: pyarrow's CSV reader, orjson.
 
 A file's lines of plain numbers, the bulk of most streams, are handed to pyarrow's CSV reader
 many at once: it splits them at their commas and reads every feature as a float in compiled
@@ -24,13 +24,32 @@ The block reader takes a line only where it reads it exactly as the row parser d
   the float Python reads in its text (both round correctly), and any text Python does not read
   as a number pyarrow does not either, or reads as no finite float (``nan(1)``).
 
-tests/test_blocks.py compares the two readers on random and hostile files, line by line.
-JSON Lines is not read here: a JSON row names its own fields, in its own order, with types of
-its own (an integer label, a float id), which a table of columns does not keep.
+JSON Lines are read a block at a time too, by orjson, the parser the row parser uses
+(:func:`~foldstream.connectors.rows.parse_json`): a JSON row names its own fields, in its own
+order, with types of its own, so the block reader parses each line on its own, then takes the
+rows of a block at once (:class:`JsonBlockReader`), again only where it reads them exactly as
+the row parser does:
+
+- a line is parsed by orjson only if it is ASCII and holds no backslash (no escape, no byte
+  order mark, no text whose decoding is in doubt), so it gives the value
+  :func:`~foldstream.connectors.rows.parse_json` gives; a line orjson refuses goes to the row
+  parser;
+- the row must be an object whose keys are those of most of the block's objects, in their order
+  (one key twice reads as one key in both readers, the same parser), the label and the id
+  among them and at least one feature besides;
+- its label and id are read by the row parser's own functions (a float label or id must be
+  below 2**53, where orjson and json read the same integer), and every feature must be a JSON
+  number (never a boolean, a string, null, an array or an object), finite, and below 2**53 in
+  magnitude, where a float reads the same whether the number was written as an integer
+  (``-0`` is the integer 0, as for the row parser) or not.
+
+tests/test_blocks.py and tests/test_json_blocks.py compare the two readers on random and
+hostile files, line by line.
 """
 
 from __future__ import annotations
 
+import collections
 import csv
 import functools
 import itertools
@@ -40,12 +59,12 @@ from typing import Any
 
 import numpy as np
 
-from foldstream.connectors.rows import Reject, RowSchema, id_key
+from foldstream.connectors.rows import Reject, RowSchema, id_key, label_and_key
 from foldstream.operators.records.base import Example, Rejected
 from foldstream.operators.records.features import BlockExample, FeatureRows
 from foldstream.operators.stages.delay import LabelOnly
 
-__all__ = ["BlockReader", "block_reader"]
+__all__ = ["BlockReader", "JsonBlockReader", "block_reader"]
 
 Item = Example | LabelOnly | Rejected
 Lines = Sequence[tuple[int, bytes]]
@@ -203,13 +222,143 @@ class BlockReader:
         return keys
 
 
-def block_reader(schema: RowSchema) -> BlockReader | None:
+_WIDE = 2.0 ** 53  # below it, a number reads as the same float written as an integer or not
+_INT_FLOAT = frozenset({int, float})
+
+
+class JsonBlockReader:
+    """Reads blocks of a JSON Lines file's lines (see the module docstring); built by
+    :func:`block_reader`. Its :meth:`read` is :meth:`BlockReader.read`'s.
+
+    >>> reader = block_reader(RowSchema("jsonl", "y", None, frozenset()))
+    >>> slow = lambda lines: [Rejected("s", "by the row parser", l.decode(), f"f:{n}")
+    ...                       for n, l in lines]
+    >>> lines = [(1, b'{"a": 1, "y": "u", "b": -0.5}'), (2, b'{"b": 1, "y": "u", "a": 2}'),
+    ...          (3, b'{"a": true, "y": "u", "b": 2}'), (4, b'{"a": 3, "y": 2.0, "b": -0}')]
+    >>> items = list(reader.read(lines, "s", "f", slow))
+    >>> [type(i).__name__ for i in items]
+    ['BlockExample', 'Rejected', 'Rejected', 'BlockExample']
+    >>> items[3]
+    Example(stream='s', x={'a': 3.0, 'b': 0.0}, y=2, key=None, location='f:4')
+    """
+
+    def __init__(self, schema: RowSchema):
+        import orjson
+
+        assert schema.fmt == "jsonl" and not schema.text_features and not schema.labels_later
+        self._loads = orjson.loads
+        self.schema = schema
+
+    def read(self, lines: Lines, stream: str, name: str,
+             slow: Callable[[Lines], list[Item]]) -> Iterator[Item]:
+        """The items of ``lines``, in order, as ``slow`` (the row parser) gives them; ``slow``
+        reads the lines that this reader does not (see :meth:`BlockReader.read`)."""
+        rows, names, good = self._rows(lines)
+        if names is None:
+            yield from slow(lines)
+            return
+        count = len(rows)
+        matrix = np.fromiter(itertools.chain.from_iterable(map(dict.values, rows)),
+                             np.float64, count * len(names)).reshape(count, len(names))
+        fine = (np.isfinite(matrix) & (np.abs(matrix) < _WIDE)).all(axis=1).tolist()
+        block, prefix = FeatureRows(matrix, names), f"{name}:"
+        index = 0
+        for line, taken in zip(lines, good):
+            if taken is None or not fine[index]:
+                yield from slow([line])
+            else:
+                yield BlockExample(stream, block, index, taken[0], taken[1],
+                                   prefix + str(line[0]))
+            if taken is not None:
+                index += 1
+
+    def _rows(self, lines: Lines) -> tuple[list[dict[str, Any]], tuple[str, ...] | None,
+                                           list[tuple[Any, Any] | None]]:
+        """The feature dicts of the lines this reader may take (label and id taken out), their
+        features' names (None: no line is taken), and per line its (label, key), or None
+        where the line is the row parser's."""
+        schema, loads = self.schema, self._loads
+        raws = [raw for _, raw in lines]
+        joined = b"\n".join(raws)
+        if joined.isascii() and b"\\" not in joined:
+            try:
+                values: list[Any] = list(map(loads, raws))
+            except Exception:  # a line orjson refuses: parse them one by one
+                values = [self._load(raw) for raw in raws]
+        else:
+            values = [self._load(raw) if raw.isascii() and b"\\" not in raw else None
+                      for raw in raws]
+        keys = [tuple(v) if type(v) is dict else None for v in values]
+        counts = collections.Counter(keys)
+        counts.pop(None, None)
+        layout = max(counts, key=counts.__getitem__) if counts else None  # the first, in a tie
+        label, id_field = schema.label, schema.id_field
+        if layout is None or label not in layout or (id_field is not None
+                                                     and id_field not in layout):
+            return [], None, []
+        names = tuple(k for k in layout if k != label and k != id_field)
+        if not names:
+            return [], None, []
+        rows: list[dict[str, Any]] = []
+        good: list[tuple[Any, Any] | None] = []
+        for value, key in zip(values, keys):
+            if key != layout:
+                good.append(None)
+                continue
+            taken = self._label_key(value)
+            if taken is not None:
+                del value[label]
+                if id_field is not None:
+                    del value[id_field]
+                rows.append(value)
+            good.append(taken)
+        kinds = set(map(type, itertools.chain.from_iterable(map(dict.values, rows))))
+        if not kinds <= _INT_FLOAT:  # a boolean, a string, null...: those lines are the row parser's
+            numbers = [set(map(type, row.values())) <= _INT_FLOAT for row in rows]
+            at = 0
+            for i, taken in enumerate(good):
+                if taken is not None:
+                    if not numbers[at]:
+                        good[i] = None
+                    at += 1
+            rows = [row for row, ok in zip(rows, numbers) if ok]
+        return rows, names, good
+
+    def _load(self, raw: bytes) -> Any:
+        try:
+            return self._loads(raw)
+        except Exception:
+            return None
+
+    def _label_key(self, row: dict[str, Any]) -> tuple[Any, Any] | None:
+        """The row's label and key as the row parser reads them, or None if it would reject
+        them or if orjson might read them otherwise than json (a float of 2**53 or more)."""
+        schema = self.schema
+        for name in (schema.label, schema.id_field):
+            value = row.get(name) if name is not None else None
+            if type(value) is float and not -_WIDE < value < _WIDE:
+                return None
+        try:
+            return label_and_key(row, schema)
+        except Reject:
+            return None
+
+
+def block_reader(schema: RowSchema) -> BlockReader | JsonBlockReader | None:
     """The :class:`BlockReader` of a CSV or ARFF file whose features are all numbers (and whose
-    labels come with their rows); None for any other file, whose lines the row parser reads.
+    labels come with their rows), the :class:`JsonBlockReader` of a JSON Lines file without
+    nominal features or delayed labels; None for any other file, whose lines the row parser
+    reads.
 
     >>> block_reader(RowSchema("csv", "y", None, frozenset({"c"}), ("c", "y"))) is None
     True
+    >>> type(block_reader(RowSchema("jsonl", "y", None, frozenset()))).__name__
+    'JsonBlockReader'
     """
+    if schema.fmt == "jsonl":
+        if schema.text_features or schema.labels_later:
+            return None
+        return JsonBlockReader(schema)
     layout = schema.numeric_columns
     if layout is None or schema.fmt not in _AVOID or not layout.names:
         return None

@@ -8,8 +8,8 @@ Each format has its own small line parser that only splits a line into ``{name: 
 turning raw values into labels, keys and features, and every check on them, is shared with
 Kafka messages (:mod:`foldstream.connectors.rows`). A CSV or ARFF line of plain numbers takes a
 quicker way to the same example (:func:`~foldstream.connectors.rows.columns_example`); in a
-file of 10 MB or more of text, such lines are read a block at a time by a compiled reader
-(:mod:`foldstream.connectors.blocks`), again to the same examples.
+file of 10 MB or more of text, such lines, and JSON Lines rows of numbers, are read a block at
+a time by a compiled reader (:mod:`foldstream.connectors.blocks`), again to the same examples.
 
 What is rejected, always with the line number and the column or field in the reason:
 a line that is not valid UTF-8; a malformed line (CSV quoting, JSON syntax, a JSON value that
@@ -428,9 +428,9 @@ def _read_examples(path: Path, schema: RowSchema, stream: str,
 
 
 def _block_reader(schema: RowSchema) -> Any:
-    """The file's :class:`~foldstream.connectors.blocks.BlockReader`, or None when its lines
-    are all the row parser's (a nominal feature, JSON Lines, delayed labels)."""
-    if schema.numeric_columns is None or schema.fmt == "jsonl":
+    """The file's block reader (:mod:`foldstream.connectors.blocks`), or None when its lines
+    are all the row parser's (a nominal feature, delayed labels)."""
+    if schema.numeric_columns is None and schema.fmt != "jsonl":
         return None  # and pyarrow is not imported
     from foldstream.connectors.blocks import block_reader
 

@@ -32,7 +32,7 @@ from foldstream.operators.stages.delay import LabelOnly
 from foldstream.operators.records.base import Example
 
 __all__ = ["NOUNS", "Reject", "RowSchema", "to_example", "to_item", "parse_json", "json_object",
-           "json_type", "unexpected", "columns_example", "id_key"]
+           "json_type", "unexpected", "columns_example", "id_key", "label_and_key"]
 
 #: What a format calls one of its named values, for messages.
 NOUNS = {"csv": "column", "arff": "attribute", "jsonl": "field"}
@@ -291,6 +291,16 @@ def _label(row: dict[str, Any], schema: RowSchema) -> Any:
 
 def _label_where(schema: RowSchema) -> str:
     return f"label {schema.noun} {schema.label!r}"
+
+
+def label_and_key(row: dict[str, Any], schema: RowSchema) -> tuple[Any, int | str | None]:
+    """The label and the key (None without ``schema.id_field``) of a row whose label comes
+    with it, as :func:`to_example` reads them, or :class:`Reject` saying why not.
+
+    >>> label_and_key({"id": 7.0, "y": " u"}, RowSchema("jsonl", "y", "id", frozenset()))
+    (' u', 7)
+    """
+    return _label(row, schema), None if schema.id_field is None else _key(row, schema)
 
 
 def id_key(text: str, schema: RowSchema) -> int | str:

@@ -1,6 +1,6 @@
 """The block reader (connectors/blocks.py) against the row parser, line by line.
 
-Random and hostile CSV and ARFF files are read twice by ``iter_file``: with the block reader
+Random and hostile CSV, ARFF and JSON Lines files are read twice by ``iter_file``: with the block reader
 (pyarrow) and with the row parser alone. Every line must have the same fate: the same example
 (features to the bit, label, key, location) or the same rejected record (reason, raw text,
 location, position), in the same order.
@@ -188,11 +188,14 @@ def test_small_files_and_short_runs_are_the_row_parsers(tmp_path, monkeypatch):
 
 
 def test_files_it_does_not_read(tmp_path):
-    """A nominal feature, JSON Lines or delayed labels: the row parser reads every line."""
+    """A nominal feature or delayed labels: the row parser reads every line."""
     from foldstream.connectors.rows import RowSchema
 
     assert blocks.block_reader(RowSchema("csv", "y", None, frozenset({"a"}), ("a", "y"))) is None
-    assert blocks.block_reader(RowSchema("jsonl", "y", None, frozenset())) is None
+    assert blocks.block_reader(RowSchema("jsonl", "y", None, frozenset({"a"}))) is None
+    assert blocks.block_reader(RowSchema("jsonl", "y", "id", frozenset(),
+                                         labels_later=True)) is None
+    assert blocks.block_reader(RowSchema("jsonl", "y", None, frozenset())) is not None
     assert blocks.block_reader(RowSchema("csv", "y", "id", frozenset(), ("id", "y", "a"),
                                          labels_later=True)) is None
     assert blocks.block_reader(RowSchema("csv", "y", None, frozenset(), ("a", "y"))) is not None
@@ -311,3 +314,148 @@ def test_a_batcher_holding_block_rows_pickles_their_dicts():
     for b in (batcher, restored):
         (batch,) = b.add(BlockExample("s", block, 2, "u", None, None))
         assert list(batch.xs) == [{"a": 0.0, "b": 1.0}, {"a": 2.0, "b": 3.0}, {"a": 4.0, "b": 5.0}]
+
+
+
+# --------------------------------------------------------------------------------------------
+# JSON Lines: values as JSON text, the hostile ones among them
+
+JSON_NUMBERS = ["0", "1", "-1", "2.5", "-0.0", "1e5", "1E+05", "-2.5e-3", "0.1", "4.9e-324",
+                "1e-400", "1.7976931348623157e308", "9007199254740991", "-9007199254740991",
+                "0.1000000000000000055511151231257827021181583404541015625", "3.14159265358979323"]
+JSON_HOSTILE = ["-0", "9007199254740992", "9007199254740993", "-9007199254740993",
+                "18446744073709551615", "18446744073709551617", "123456789012345678901234567890",
+                "9" * 400, "7" * 5000, "1e400", "-1e400", "1.7976931348623159e308", "NaN",
+                "Infinity", "-Infinity", "true", "false", "null", '"1.5"', '""', '"NaN"', "[1]",
+                "[]", '{"a": 1}', "{}", "01", "+1", ".5", "5.", "1e", "0x10", "1_0", '"\\u0031"',
+                "- 1", "1.5.2", '"é"', "\u0661", "1 2"]
+JSON_LABELS = ['"a"', '"b"', '" a "', '"b\\t"', "1", "2", "-3", "0", "2.0", "-0.0", "true", "false",
+               '"é"', '"\\u00e9"', '"\\ud83d\\ude00"', "9007199254740993", "1e3"]
+JSON_BAD_LABELS = ["2.5", "null", '""', '" "', "[1]", '{"a": 1}', "1e19", "18446744073709551617",
+                   "1e300", "9007199254740993.0", '"\\ud800"', "NaN", "Infinity", "1" * 400,
+                   '"\\u0000"', '"a\\"b"', "-0", "1e400"]
+JSON_IDS = ['1', '"7"', '" 8 "', '"007"', "-3", "7.0", "7.5", '"x"', '""', "null", "true",
+            '"1_000"', "123456789012345678901234567890", "1e19", '"-0"', "[1]", '"\\u0037"']
+
+
+def _json_value(rng: random.Random, bad: float) -> str:
+    if rng.random() < bad:
+        return rng.choice(JSON_HOSTILE)
+    if rng.random() < 0.5:
+        return rng.choice(JSON_NUMBERS)
+    return repr(rng.uniform(-1e6, 1e6) * 10.0 ** rng.randint(-30, 30))
+
+
+def _json_line(rng: random.Random, names: list[str], bad: float) -> bytes:
+    """A JSON Lines line: mostly ``names`` in order with numbers, or broken in one way."""
+    roll = rng.random()
+    if roll < bad / 4:  # a line broken as a whole
+        return rng.choice([b"", b"   ", b"\t", b"\x0c", b"[1, 2]", b"1", b'"x"', b"null", b"{",
+                           b"{}", b'{"y": "a"}', b'{"y": "a", "f0": 1}{"y": "a"}',
+                           b"\xef\xbb\xbf" + _json_line(rng, names, 0.0),
+                           _json_line(rng, names, 0.0) + b"\r",
+                           _json_line(rng, names, 0.0) + b" \x0c",
+                           _json_line(rng, names, 0.0)[:-1],
+                           b'{"y": "\xff", "f0": 1}', b'{"y": "a", "f0": 1, "f1": "\xc3\x28"}',
+                           '{"y": "é", "f0": 1}'.encode(), "{\u00a0}".encode(),
+                           b'{"f0": 1, "y": "' + b"z" * 100_000 + b'"}',
+                           b"[" * 300 + b"]" * 300, b'{"a": ' + b"[" * 300 + b"]" * 300 + b"}"])
+    pairs = [[name, _json_value(rng, bad)] for name in names]
+    for pair in pairs:
+        if pair[0] == "y":
+            pair[1] = rng.choice(JSON_BAD_LABELS) if rng.random() < bad else rng.choice(JSON_LABELS)
+        elif pair[0] == "id":
+            pair[1] = rng.choice(JSON_IDS) if rng.random() < 0.5 else str(rng.randint(0, 10 ** 6))
+    if rng.random() < bad:  # the keys of the row changed
+        how = rng.randrange(5)
+        if how == 0 and len(pairs) > 1:
+            rng.shuffle(pairs)  # out of order
+        elif how == 1:
+            pairs.insert(rng.randrange(len(pairs) + 1), [rng.choice(names), _json_value(rng, 0.3)])
+        elif how == 2:
+            del pairs[rng.randrange(len(pairs))]  # a missing key
+        elif how == 3:
+            pairs.insert(rng.randrange(len(pairs) + 1), ["extra", _json_value(rng, 0.3)])
+        else:
+            pairs[rng.randrange(len(pairs))][0] = rng.choice(["f\\u0030", "F0", "f0 ", "é"])
+    colon, comma = rng.choice([(":", ","), (": ", ", "), (" : ", " ,"), (":\t", ",")])
+    text = "{" + comma.join(f'"{k}"{colon}{v}' for k, v in pairs) + "}"
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _write_json(path: Path, rng: random.Random, lines: int, bad: float, with_id: bool) -> None:
+    width = rng.randint(1, 7)
+    names = [f"f{i}" for i in range(width)]
+    names.insert(rng.randint(0, width), "y")
+    if with_id:
+        names.insert(rng.randint(0, width + 1), "id")
+    body = b"\n".join(_json_line(rng, names, bad) for _ in range(lines))
+    if rng.random() < 0.2:
+        body = body.replace(b"\n", b"\r\n")
+    if rng.random() < 0.2:
+        body = b"\xef\xbb\xbf" + body  # a byte order mark at the start of the file
+    data = body + rng.choice([b"", b"\n", b"\r\n", b"\n\n"])
+    path.write_bytes(gzip.compress(data) if path.suffix == ".gz" else data)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_every_json_line_has_the_fate_the_row_parser_gives_it(tmp_path, monkeypatch, seed):
+    rng = random.Random(seed)
+    monkeypatch.setattr(files, "_BLOCK", rng.choice([16, 50, 200, 4096]))
+    path = tmp_path / ("data.jsonl" + (".gz" if seed % 3 == 0 else ""))
+    bad = [0.0, 0.002, 0.02, 0.1, 0.4][seed % 5]
+    with_id = seed % 4 == 1
+    _write_json(path, rng, rng.randint(50, 700), bad, with_id)
+    rows, fast, by_blocks = _both(monkeypatch, path, "y", "id" if with_id else None)
+    _same(rows, fast)
+    if bad <= 0.02:
+        assert by_blocks > 0  # the block reader read some lines itself
+
+
+@pytest.mark.parametrize("with_id", [False, True])
+def test_each_hostile_json_line_alone_at_each_place_of_a_block(tmp_path, monkeypatch, with_id):
+    """Each hostile value, label, id and line alone among plain rows: first, second, last of a
+    block, and after a row of other keys."""
+    monkeypatch.setattr(files, "_BLOCK", 32)
+
+    def row(a: str = "1.5", y: str = '"u"', key: str = "3") -> bytes:
+        return (f'{{"a": {a}, "y": {y}, ' + (f'"id": {key}, ' if with_id else "")
+                + '"b": -2}').encode("utf-8", "surrogatepass")
+
+    lines = [row(a=v) for v in JSON_HOSTILE] + [row(y=v) for v in JSON_BAD_LABELS + JSON_LABELS]
+    if with_id:
+        lines += [row(key=v) for v in JSON_IDS]
+    lines += [b"", b" ", b"\xef\xbb\xbf" + row(), row() + b"\r", row()[:-1], b"[]",
+              row().replace(b'"a"', b'"b"'), row().replace(b'"b"', b'"a"'),
+              row().replace(b'"a": 1.5, ', b"") + b"", row().replace(b"}", b', "c": 1}'),
+              row().replace(b"1.5", b"1.5, \"a\": 2"), row(a='"x\xff"')]
+    for line in lines:
+        for at in (0, 1, 15, 31, 32, 33):  # places in the blocks of 32 lines
+            body = [row()] * 80
+            body[at] = line
+            if at >= 2:
+                body[at - 1] = b'{"b": 1, "a": 2, "y": "u"}'  # keys in another order
+            path = tmp_path / "f.jsonl"
+            path.write_bytes(b"\n".join(body) + b"\n")
+            rows, fast, by_blocks = _both(monkeypatch, path, "y", "id" if with_id else None)
+            _same(rows, fast)
+            assert by_blocks > 0, (line, at)
+
+
+def test_a_json_file_of_numbers_is_read_by_blocks_in_any_key_order(tmp_path, monkeypatch):
+    """Rows of numbers, integers among them, are all the block reader's, whatever the order of
+    their keys (each block takes its most common order; the rest are the row parser's)."""
+    rng = random.Random(1)
+    lines = [f'{{"a": {i / 7}, "y": "c{i % 3}", "b": {-i}}}' for i in range(5000)]
+    lines[100:110] = [f'{{"y": {i}, "b": {i}, "a": 0.5}}' for i in range(10)]
+    path = tmp_path / "plain.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(files, "_BLOCK", rng.choice([64, 4096]))
+    rows, fast, by_blocks = _both(monkeypatch, path, "y", None)
+    _same(rows, fast)
+    assert by_blocks == 4990
+    swapped = tmp_path / "swapped.jsonl"
+    swapped.write_text("\n".join(f'{{"y": 1, "b": {i}, "a": 2}}' for i in range(300)) + "\n")
+    rows, fast, by_blocks = _both(monkeypatch, swapped, "y", None)
+    _same(rows, fast)
+    assert by_blocks == 300 and list(rows[0].x) == ["b", "a"]
