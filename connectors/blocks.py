@@ -43,8 +43,7 @@ the row parser does:
   magnitude, where a float reads the same whether the number was written as an integer
   (``-0`` is the integer 0, as for the row parser) or not.
 
-tests/test_blocks.py and tests/test_json_blocks.py compare the two readers on random and
-hostile files, line by line.
+tests/test_blocks.py compares the two readers on random and hostile files, line by line.
 """
 
 from __future__ import annotations
