@@ -34,11 +34,14 @@ BAD_LABELS = ["", " ", "?", "z", "'a'", '"b"', "'c", "{a", "%a", "\ufeffa", "a\x
 IDS = ["1", "7", " 8 ", "-3", "007", "-0", "+5", "1_000", "x", "", " ", "1.0", "٣", "9" * 30]
 
 
-def _value(rng: random.Random, bad: float) -> str:
+def _value(rng: random.Random, bad: float, hostile: list[str] = HOSTILE,
+           numbers: list[str] = NUMBERS) -> str:
+    """A value's text: one of ``hostile`` with probability ``bad``, else one of ``numbers`` or
+    a random float."""
     if rng.random() < bad:
-        return rng.choice(HOSTILE)
+        return rng.choice(hostile)
     if rng.random() < 0.5:
-        return rng.choice(NUMBERS)
+        return rng.choice(numbers)
     return repr(rng.uniform(-1e6, 1e6) * 10.0 ** rng.randint(-30, 30))
 
 
@@ -339,11 +342,7 @@ JSON_IDS = ['1', '"7"', '" 8 "', '"007"', "-3", "7.0", "7.5", '"x"', '""', "null
 
 
 def _json_value(rng: random.Random, bad: float) -> str:
-    if rng.random() < bad:
-        return rng.choice(JSON_HOSTILE)
-    if rng.random() < 0.5:
-        return rng.choice(JSON_NUMBERS)
-    return repr(rng.uniform(-1e6, 1e6) * 10.0 ** rng.randint(-30, 30))
+    return _value(rng, bad, JSON_HOSTILE, JSON_NUMBERS)
 
 
 def _json_line(rng: random.Random, names: list[str], bad: float) -> bytes:
