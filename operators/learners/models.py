@@ -451,4 +451,3 @@ def is_pipeline(model: Any) -> bool:
 __all__ = ["CLASSIFIER", "DATASET", "NESTED_KEYS", "PIPELINE", "RESOLVERS", "RIVER_OBJECT",
            "ModelKind", "Parameter", "Signature", "Spec", "SpecError", "check", "check_param",
            "is_pipeline", "join_key", "resolve", "resolve_at", "signature"]
-
