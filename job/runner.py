@@ -176,6 +176,10 @@ def run_configuration(config: Config, source: Iterable | None = None, *, write: 
     Interrupted
         The Flink engine, stopped by a signal (after writing an interrupted summary).
     """
+    if config.engine.kind == "flink":  # its JVM starts while the client plans the job
+        from foldstream.job.engines.flink.jvm import start_early
+
+        start_early()
     if source is not None:
         items = with_delay(config, iter_dataset(source, config.source.limit, config.source.stream))
         total = config.source.limit or getattr(source, "n_samples", None) or _length(source)

@@ -360,7 +360,7 @@ def test_the_local_jvm_compiles_with_the_quick_compiler_unless_told(tmp_path):
     import subprocess
     import sys
 
-    from foldstream.job.engines.flink.env import LOCAL_JVM_ARGS
+    from foldstream.job.engines.flink.jvm import LOCAL_JVM_ARGS
 
     probe = ("from foldstream.job.engines.flink.env import make_env; make_env(1); "
              "from pyflink.java_gateway import get_gateway; "
@@ -375,3 +375,27 @@ def test_the_local_jvm_compiles_with_the_quick_compiler_unless_told(tmp_path):
         assert out.returncode == 0, out.stderr[-2000:]
         assert expected in out.stdout
         assert (LOCAL_JVM_ARGS in out.stdout) == (given is None)
+
+
+def test_a_run_starts_the_jvm_early_with_the_same_options(tmp_path):
+    """``start_early`` starts PyFlink's JVM from a thread, with the options :func:`make_env`
+    gives it, and the client's own ``get_gateway()`` then finds that JVM (a fresh process)."""
+    import os
+    import subprocess
+    import sys
+
+    from foldstream.job.engines.flink.jvm import LOCAL_JVM_ARGS
+
+    probe = ("from foldstream.job.engines.flink.jvm import start_early; thread = start_early(); "
+             "thread.join(); import pyflink.java_gateway as g; started = g._gateway; "
+             "assert started is not None, 'no JVM after the thread'; "
+             "from foldstream.job.engines.flink.env import make_env; make_env(1); "
+             "assert g.get_gateway() is started, 'a second JVM'; "
+             "print(list(started.jvm.java.lang.management.ManagementFactory"
+             ".getRuntimeMXBean().getInputArguments()))")
+    env = {k: v for k, v in os.environ.items() if k != "JVM_ARGS"}
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                         text=True, timeout=120, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert LOCAL_JVM_ARGS in out.stdout
+

@@ -5,8 +5,8 @@ the job graph and its functions, :mod:`~foldstream.job.engines.flink.run` the ch
 run, the run and the delivery of its records.
 
 **Environment.** :func:`make_env` sets what docs/platform.md found necessary: Python workers in
-separate processes (``_python_worker_execution_mode=process``, otherwise parallelism 2 runs on one
-core), ``set_python_executable(sys.executable)`` (otherwise the workers start a ``python`` without
+separate processes and the JVM's options (:func:`~foldstream.job.engines.flink.jvm.prepare`),
+``set_python_executable(sys.executable)`` (otherwise the workers start a ``python`` without
 pyflink), the Kafka jars as ``file://`` URLs, and :func:`patch_pyflink_kafka`.
 :func:`make_environment` is a run's: the settings a configuration asks for (parallelism, task
 slots, bundle and buffer timeouts of a live source, checkpoints retained for ``--resume``, the
@@ -17,7 +17,6 @@ checkpoint to restore, ``engine.flink_config``); :func:`resume_point` finds that
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -26,6 +25,7 @@ from pyflink.common import Configuration
 from pyflink.datastream import StreamExecutionEnvironment
 
 from foldstream.job.config import Config
+from foldstream.job.engines.flink import jvm
 from foldstream.job.engines.flink.routing import MAX_PARALLELISM
 
 _PATCHED = False
@@ -70,14 +70,6 @@ def patch_pyflink_kafka() -> None:
     _PATCHED = True
 
 
-#: The options of the JVM that PyFlink starts here (the local mini-cluster, or the client of a
-#: submission) when ``JVM_ARGS`` does not give them: Java's quick compiler only. The JVM of a
-#: local job only moves the Python workers' bytes, and its optimising compiler spent more CPU
-#: compiling that code than the code ever took: on 2 cores it took that time from the learners
-#: (bench/README.md). A cluster's TaskManagers keep their own options.
-LOCAL_JVM_ARGS = "-XX:TieredStopAtLevel=1"
-
-
 def make_env(parallelism: int, jars: Iterable[Path | str] = (),
              config: Mapping[str, object] | None = None,
              python_executable: str | None = None) -> StreamExecutionEnvironment:
@@ -88,10 +80,7 @@ def make_env(parallelism: int, jars: Iterable[Path | str] = (),
     """
     if parallelism < 1:
         raise ValueError(f"parallelism must be >= 1, not {parallelism}")
-    # Read by the Python operators when the job starts; without it they run "loopback" inside
-    # this process, and parallelism 2 uses one core.
-    os.environ["_python_worker_execution_mode"] = "process"
-    os.environ.setdefault("JVM_ARGS", LOCAL_JVM_ARGS)  # read when PyFlink starts its JVM
+    jvm.prepare()  # before PyFlink starts its JVM (unless start_early did) and the job
     conf = Configuration()
     for k, v in properties_text(config).items():
         conf.set_string(k, v)
@@ -129,7 +118,7 @@ def make_environment(config: Config, restore: str | None = None,
     (``None``: Flink's configuration decides, as on a cluster)."""
     from foldstream.job.engines.flink.deps import DependencyError
 
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+    if not jvm.java_found():
         raise DependencyError("engine.kind: flink needs Java 17 (no `java` on PATH and no "
                                 "JAVA_HOME); install it, or run with --set engine.kind=inprocess")
 
