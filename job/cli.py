@@ -403,8 +403,10 @@ def main(argv: list[str] | None = None) -> int:
 
     err = Console(stderr=True, soft_wrap=True)  # a long path stays whole, to copy
     try:
-        config = load_config(args.config, args.overrides,  # a run imports its learners
-                             remember_checks=args.command == "validate")
+        # Learner specs checked before pass without importing their library: `validate`
+        # never needs it, nor a Flink run's client (its workers build the learners); an
+        # in-process run imports it as it builds them.
+        config = load_config(args.config, args.overrides, remember_checks=True)
         if args.command == "validate":  # a run checks them as it opens them (open_sinks)
             check_sinks(config)
     except ConfigError as error:

@@ -1077,8 +1077,8 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
 
     ``remember_checks``: a learner whose spec passed its check before, against the same files,
     passes without importing its classes, and one checked now is remembered
-    (:mod:`foldstream.operators.learners.checked`; ``foldstream validate``). A spec that fails
-    is always checked in full, with the same error."""
+    (:mod:`foldstream.operators.learners.checked`; ``foldstream validate`` and ``run``). A
+    spec that fails is always checked in full, with the same error."""
     data, origin = read_yaml(path, default=default_config_text() if path is None else None)
     data = apply_overrides(data, overrides or [])
     try:
