@@ -399,3 +399,45 @@ def test_a_run_starts_the_jvm_early_with_the_same_options(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     assert LOCAL_JVM_ARGS in out.stdout
 
+
+def test_a_learner_worker_gives_unpickled_examples_its_own_feature_names():
+    """Two records unpickled apart hold equal feature names in distinct string objects; the
+    learner worker's FoldFunction gives both batches' examples the same name objects (the
+    in-process engine's examples share theirs), records unchanged."""
+    import pickle
+
+    from foldstream.job.config import load_config
+    from foldstream.job.engines.flink import job as flink_job
+    from foldstream.job.engines.flink.job import FoldFunction, RoutedBatches
+    from foldstream.job.plans import make_plans
+    from foldstream.operators.records.base import FoldBatch
+
+    class State:  # the keyed ValueState of one key, as PyFlink gives it
+        def __init__(self):
+            self.held = None
+
+        def value(self):
+            return self.held
+
+        def update(self, value):
+            self.held = value
+
+    plans = make_plans(load_config(None, ["evaluation.folds=2", "evaluation.mode=split"]))
+    function = FoldFunction(plans, 1)
+    function.state = State()
+    batches = []
+    try:
+        for seq in range(2):
+            batch = FoldBatch(stream="s", fold=0, seq=seq, start=2 * seq,
+                              xs=[{"price": 1.0 + seq, "demand": 2.0},
+                                  {"price": 0.5, "demand": 1.0}],
+                              y=[0, 1], prev_y=[-1, 0], weights=[1, 1], classes=["up", "down"])
+            routed = pickle.loads(pickle.dumps(RoutedBatches("r", [(None, batch)])))
+            list(function.process_element(routed, None))
+            batches.append(routed.items[0][1])
+    finally:  # the worker's collector froze this process's objects: a worker's, not pytest's
+        flink_job._WORKER_COLLECTOR.release()
+    first, second = (list(b.xs[0]) for b in batches)
+    assert first == second == ["price", "demand"]
+    assert all(a is b for a, b in zip(first, second))
+    assert batches[1].xs[0] == {"price": 2.0, "demand": 2.0}
