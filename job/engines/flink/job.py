@@ -65,6 +65,7 @@ from foldstream.operators.stages.evaluator import FoldEvaluator
 from foldstream.operators.stages.head import StreamHead
 from foldstream.operators.stages.learner import LearnerTask, process_all
 from foldstream.operators.records.outputs import RejectedRecord, SummaryRecord
+from foldstream.operators.records.features import FeatureRows
 from foldstream.operators.records.base import (
     Example, FoldBatch, FoldReport, PredictionBatch, Rejected, dumps
 )
@@ -327,16 +328,30 @@ class FeatureNames:
 
     def share_all(self, example_lists) -> None:
         """Each list of feature dicts in ``example_lists`` (each list once) with its dicts
-        rebuilt around this worker's name objects, in place."""
+        rebuilt around this worker's name objects, in place. A block's rows
+        (:class:`~foldstream.operators.records.features.FeatureRows`, unpickled without their
+        dicts) get the names their dicts will be made from, and stay arrays until read.
+
+        >>> import numpy as np
+        >>> names = FeatureNames()
+        >>> names.share_all([[{"price": 1.0}]])
+        >>> rows = FeatureRows(np.array([[2.0]]), ("".join(["pr", "ice"]),))
+        >>> names.share_all([rows])
+        >>> rows._dicts is None, list(rows[0])[0] is next(iter(names.names))
+        (True, True)
+        """
         names, seen = self.names, set()
         for xs in example_lists:
-            if not xs or id(xs) in seen or not isinstance(xs[0], dict):
+            if not xs or id(xs) in seen:
                 continue
             seen.add(id(xs))
             if len(names) > self.LIMIT:
                 return
-            for i, x in enumerate(xs):
-                xs[i] = {names.setdefault(name, name): value for name, value in x.items()}
+            if isinstance(xs, FeatureRows):
+                xs.names = tuple(names.setdefault(name, name) for name in xs.names)
+            elif isinstance(xs[0], dict):
+                for i, x in enumerate(xs):
+                    xs[i] = {names.setdefault(name, name): value for name, value in x.items()}
 
 
 _WORKER_NAMES = FeatureNames()
