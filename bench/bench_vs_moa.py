@@ -12,8 +12,9 @@
   (the machine may be shared).
 * ``--startup``: what a start costs: ``foldstream --help`` and ``foldstream validate`` (a
   configuration without learners to build: a MOA learner is checked in the JVM), a
-  1,000-example run, whole process each; numba's compiled loops on first use with an empty
-  cache against the cache on disk; the JVM's start and MOA's first learner.
+  1,000-example run, whole process each, and of the default's 1,000-example run the learners'
+  own CPU (its summary's ``cpu_predict_s`` + ``cpu_learn_s``); numba's compiled loops on first
+  use with an empty cache against the cache on disk; the JVM's start and MOA's first learner.
 
 Other measurements, inside one process (warm: the second run of a process on):
 
@@ -56,6 +57,7 @@ from __future__ import annotations
 import argparse
 import csv
 import gzip
+import json
 import os
 import platform
 import resource
@@ -202,8 +204,6 @@ def foldstream_job_clock(overrides: list[str], folds: int) -> tuple[float, float
     """``foldstream run`` in process: the summary record's ``wall_time_s`` (the job clock), and
     the CPU time of the process's threads over the whole call (configuration and sink
     included), which a busy machine inflates less than the wall time."""
-    import json
-
     from foldstream.job import cli
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -391,8 +391,6 @@ def foldstream_whole(arff: Path, label: str, learner: str, folds: int,
     """``foldstream run`` on ``arff`` in a fresh process (``exe``, by default the
     ``foldstream`` beside this interpreter), with ``more`` overrides (``engine.threads=1``,
     ``engine.kind=flink``)."""
-    import json
-
     with tempfile.TemporaryDirectory() as tmp:
         sink = Path(tmp) / "metrics.jsonl"
         sets = [f"source={{kind: file, path: {arff}, label: {label}}}", learner, *WHOLE_OVERRIDES,
@@ -482,6 +480,15 @@ def startup(repeat: int) -> None:
         times = [timed(command) for _ in range(repeat)]
         print(f"{name}: best {min(t[0] for t in times):.2f} s wall, "
               f"{min(t[1] for t in times):.2f} s CPU (load {load()})", flush=True)
+    default_run = runs["foldstream run, 1,000 examples, the default's learners"]
+    summaries = [json.loads(line) for _ in range(repeat)
+                 for line in subprocess.run(default_run, capture_output=True, text=True,
+                                            check=True).stdout.splitlines()
+                 if '"summary"' in line]
+    learners = [sum(s["cpu_predict_s"].values()) + sum(s["cpu_learn_s"].values())
+                for s in summaries]
+    print(f"of which the learners' own predict and learn (the default's 1,000 examples, 10 "
+          f"folds): best {min(learners):.2f} s CPU (load {load()})", flush=True)
     probe = ("import time; t = time.process_time(); import numpy as np; "
              "from foldstream.operators.stats import detectors; "
              "a = detectors.Adwin(0.002); a.update_many(np.ones(1000)); "
