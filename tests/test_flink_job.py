@@ -71,7 +71,8 @@ def test_fold_routes_land_where_flink_sends_them():
 ], ids=["bootstrap-fold", "cv-learner_fold", "verdicts-holdout", "auc-learner_fold",
       "alarms-on-kappa"])
 def test_flink_at_parallelism_2_writes_the_records_of_the_in_process_engine(elec_path, mode, window,
-                                                                           keying, extra):
+                                                                           keying, extra,
+                                                                           monkeypatch):
     from foldstream.job.engines.flink import run as flink_run
 
     cfg = load_config(None, [
@@ -80,9 +81,14 @@ def test_flink_at_parallelism_2_writes_the_records_of_the_in_process_engine(elec
         "engine.parallelism=2", "engine.batch_size=200", f"engine.keying={keying}", *extra,
     ])
     reference, _ = evaluate_to_list(make_plans(cfg), open_source(cfg))
-    records, rejected = [], []
+    records, rejected, texts = [], [], []
+    deliver = flink_run.deliver
+    monkeypatch.setattr(flink_run, "deliver", lambda tagged, *args, **kwargs: deliver(
+        (texts.append(text) or text for text in tagged), *args, **kwargs))
     flink_run.run(cfg, records.append, rejected.append)
     assert comparable(records) == comparable(reference)
+    # the records of an aggregator's step cross into the client together
+    assert 0 < len(texts) < len(records)
     if "evaluation.verdicts.enabled=true" in extra:
         assert any(r["type"] == "verdict" for r in reference)
     if "evaluation.scores=[auc]" in extra:

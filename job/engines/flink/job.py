@@ -451,33 +451,61 @@ class _AggregatorState:
 
 
 class AggregatorFunction(_KeyedStateFunction):
-    """Keyed by stream: the k fold reports of a position become the output records (JSON)."""
+    """Keyed by stream: the k fold reports of a position become the output records (JSON).
+
+    ``joined``: the records of one input as one text, a line each (:func:`joined_records`),
+    for a client that collects them: each text the client collects is two calls from Python
+    into the JVM, each waking a thread on either side, on the cores the learners use. Kafka
+    takes one message per record, so its job emits them one by one.
+    """
 
     STATE = "aggregator"
 
-    def __init__(self, plans: Plans):
+    def __init__(self, plans: Plans, joined: bool = False):
         self.plans = plans
+        self.joined = joined
 
     def process_element(self, message, ctx):
+        texts = self._records(message, ctx)
+        if self.joined:
+            texts = joined_records(texts)
+        yield from texts
+
+    def _records(self, message, ctx) -> list[str]:
         state: _AggregatorState = self._stored(
             lambda: _AggregatorState(self.plans.aggregator(ctx.get_current_key())))
+        texts = []
         if isinstance(message, FoldReport):
             for record in state.aggregator.add(message):
                 if trace.TRACE_FILE and record["type"] == "measures":
                     trace.stage("aggregator", record["stream"], record["position"])
-                yield dumps(record)
+                texts.append(dumps(record))
         else:
             state.end = message
         if state.aggregator.finished and state.end is not None and not state.summarized:
             end, agg = state.end, state.aggregator
             position = end.read - end.rejected if end.position is None else end.position
-            yield dumps(SummaryRecord.at_end(
+            texts.append(dumps(SummaryRecord.at_end(
                 stream=end.stream, position=position, read=end.read, rejected=end.rejected,
                 wall_time_s=time.time() - end.started, measures=agg.final_measures(),
                 positive_class=self.plans.evaluation.positive,
-                classes=end.classes, costs=agg.final_costs()).as_dict())
+                classes=end.classes, costs=agg.final_costs()).as_dict()))
             state.summarized = True
         self.state.update(state)
+        return texts
+
+
+def joined_records(texts: list[str]) -> list[str]:
+    r"""``texts``, JSON records, as one text of a line each (none for none); JSON text holds no
+    line break of its own (one in a string is written ``\n``), so splitting the lines gives
+    them back.
+
+    >>> joined_records(['{"a": "x\\ny"}', '{"b": 2}'])
+    ['{"a": "x\\ny"}\n{"b": 2}']
+    >>> joined_records([])
+    []
+    """
+    return ["\n".join(texts)] if texts else []
 
 
 # ----------------------------------------------------------------------------------- the job
@@ -504,11 +532,14 @@ def head_parallelism(parallelism: int, streams: list[str] | None) -> int:
     return parallelism if streams is None else max(1, min(parallelism, len(streams)))
 
 
-def build(env: StreamExecutionEnvironment, config: Config, items: FileInput | None = None):
+def build(env: StreamExecutionEnvironment, config: Config, items: FileInput | None = None,
+          joined: bool = False):
     """Wire the job into ``env``; returns ``(records, dead_letters)``, two streams of JSON text.
 
     ``items``: a file or generator source, read inside the job
-    (:mod:`~foldstream.job.engines.flink.files`); ``None`` for a Kafka source.
+    (:mod:`~foldstream.job.engines.flink.files`); ``None`` for a Kafka source. ``joined``: the
+    records an aggregator emits at once as one text, a line each (for the client's collection;
+    :class:`AggregatorFunction`).
     """
     plans = make_plans(config)
     parallelism = config.engine.parallelism
@@ -540,6 +571,6 @@ def build(env: StreamExecutionEnvironment, config: Config, items: FileInput | No
     # unless told: a subtask of it would start a Python worker with nothing to do.
     ends = fanned.get_side_output(STREAM_ENDS).set_parallelism(heads)
     records = (key_by_first_field(reports.union(ends), PICKLED)
-               .process(AggregatorFunction(plans), output_type=Types.STRING())
+               .process(AggregatorFunction(plans, joined), output_type=Types.STRING())
                .name("aggregator").set_parallelism(heads))
     return records, fanned.get_side_output(DEAD_LETTERS).set_parallelism(heads)

@@ -84,8 +84,9 @@ def run(config: Config, emit, dead_letter, on_progress=None, source=None,
         items = _input(env, config, source, labels, where)
         if items is not None and not items.streams:
             return  # an empty input: no stream, no record (as in the in-process engine)
-        records, dead_letters = build(env, config, items)
-        if config.sink.kind == "kafka":
+        collected = config.sink.kind != "kafka"
+        records, dead_letters = build(env, config, items, joined=collected)
+        if not collected:
             flink_kafka.to_kafka(env, config, records, dead_letters)
             env.execute("foldstream")
             return
@@ -143,36 +144,40 @@ def _noting_labels(source: Iterable, labels: dict[str, dict]) -> Iterator:
 
 def deliver(tagged: Iterable[str], emit, dead_letter, on_progress=None,
             delivered: Delivered | None = None, held=contextlib.nullcontext) -> None:
-    """Hand the collected texts (``"M"`` + a record, ``"D"`` + a rejected record) on, and report
-    progress: per stream, the position of its latest ``measures`` record (the examples
-    evaluated; with delayed labels several reports share a position, and progress moves once),
-    then its summary's ``examples_read`` (rejected records included, as the progress bar's
-    total counts them); ``on_progress`` gets the sum over the streams.
+    r"""Hand the collected texts (``"M"`` + records, a line each, as
+    :func:`~foldstream.job.engines.flink.job.joined_records` joins them; ``"D"`` + a rejected
+    record) on, and report progress: per stream, the position of its latest ``measures``
+    record (the examples evaluated; with delayed labels several reports share a position, and
+    progress moves once), then its summary's ``examples_read`` (rejected records included, as
+    the progress bar's total counts them); ``on_progress`` gets the sum over the streams.
     ``held()`` wraps the handing on of each record and its note in ``delivered``
     (:meth:`~foldstream.job.engines.stopping.Stop.held`: a signal does not come between them).
 
     >>> seen = []
+    >>> records = []
     >>> deliver(['M{"type":"measures","stream":"a","position":500}', 'D{"type":"rejected"}',
-    ...          'M{"type":"measures","stream":"b","position":200,"labelled":100}',
-    ...          'M{"type":"measures","stream":"b","position":200,"labelled":150}',
+    ...          'M{"type":"measures","stream":"b","position":200,"labelled":100}\n'
+    ...          '{"type":"measures","stream":"b","position":200,"labelled":150}',
     ...          'M{"type":"summary","stream":"a","position":900,"examples_read":901}'],
-    ...         lambda r: None, lambda r: None, seen.append)
-    >>> seen
-    [500, 700, 1101]
+    ...         records.append, lambda r: None, seen.append)
+    >>> seen, [r.get("labelled") for r in records]
+    ([500, 700, 1101], [None, 100, 150, None])
     """
     positions: dict[str | None, int] = {}
     for text in tagged:
-        record = json.loads(text[1:])
-        with held():
-            if delivered is not None:
-                delivered.take(record)
-            (emit if text[0] == "M" else dead_letter)(record)
-        if text[0] != "M":
-            continue
-        kind = record.get("type")
-        if on_progress is not None and kind in ("measures", "summary"):
-            stream = record.get("stream")
-            position = record["examples_read"] if kind == "summary" else record["position"]
-            if position != positions.get(stream):
-                positions[stream] = position
-                on_progress(sum(positions.values()))
+        tag, body = text[0], text[1:]
+        for line in body.split("\n") if tag == "M" else [body]:
+            record = json.loads(line)
+            with held():
+                if delivered is not None:
+                    delivered.take(record)
+                (emit if tag == "M" else dead_letter)(record)
+            if tag != "M":
+                continue
+            kind = record.get("type")
+            if on_progress is not None and kind in ("measures", "summary"):
+                stream = record.get("stream")
+                position = record["examples_read"] if kind == "summary" else record["position"]
+                if position != positions.get(stream):
+                    positions[stream] = position
+                    on_progress(sum(positions.values()))
