@@ -55,7 +55,7 @@ def spin() -> None:
 def timed(limit: int, copies: int, busy: bool = False) -> list[tuple[float, float]]:
     """Each process's loop (wall, CPU) seconds with ``copies`` processes running at once, beside
     :func:`spin` if ``busy``."""
-    neighbour = (subprocess.Popen([sys.executable, __file__, "--spin"]) if busy else None)
+    neighbour = subprocess.Popen([sys.executable, __file__, "--spin"]) if busy else None
     procs = [subprocess.Popen([sys.executable, __file__, "--child", str(limit)], stdout=subprocess.PIPE,
                               text=True) for _ in range(copies)]
     try:

@@ -376,6 +376,12 @@ class Whole(NamedTuple):
 
 def timed(command: list[str]) -> tuple[float, float]:
     """Run ``command`` to its end: (wall s, CPU s of it and its children)."""
+    wall, cpu, _ = timed_output(command)
+    return wall, cpu
+
+
+def timed_output(command: list[str]) -> tuple[float, float, str]:
+    """:func:`timed`, and what ``command`` wrote to its standard output."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True)
@@ -383,7 +389,8 @@ def timed(command: list[str]) -> tuple[float, float]:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise RuntimeError(f"{command[:3]} failed ({done.returncode}): {done.stderr[-2000:]}")
-    return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return wall, cpu, done.stdout
 
 
 def foldstream_whole(arff: Path, label: str, learner: str, folds: int,
@@ -477,18 +484,16 @@ def startup(repeat: int) -> None:
             "--set", "evaluation.alarms.adwin=false"],
     }
     for name, command in runs.items():
-        times = [timed(command) for _ in range(repeat)]
+        times = [timed_output(command) for _ in range(repeat)]
         print(f"{name}: best {min(t[0] for t in times):.2f} s wall, "
               f"{min(t[1] for t in times):.2f} s CPU (load {load()})", flush=True)
-    default_run = runs["foldstream run, 1,000 examples, the default's learners"]
-    summaries = [json.loads(line) for _ in range(repeat)
-                 for line in subprocess.run(default_run, capture_output=True, text=True,
-                                            check=True).stdout.splitlines()
-                 if '"summary"' in line]
-    learners = [sum(s["cpu_predict_s"].values()) + sum(s["cpu_learn_s"].values())
-                for s in summaries]
-    print(f"of which the learners' own predict and learn (the default's 1,000 examples, 10 "
-          f"folds): best {min(learners):.2f} s CPU (load {load()})", flush=True)
+        if name.endswith("the default's learners"):
+            summaries = [json.loads(line) for _, _, out in times for line in out.splitlines()
+                         if '"summary"' in line]
+            learners = [sum(s["cpu_predict_s"].values()) + sum(s["cpu_learn_s"].values())
+                        for s in summaries]
+            print(f"  of which the learners' own predict and learn (10 folds): best "
+                  f"{min(learners):.2f} s CPU", flush=True)
     probe = ("import time; t = time.process_time(); import numpy as np; "
              "from foldstream.operators.stats import detectors; "
              "a = detectors.Adwin(0.002); a.update_many(np.ones(1000)); "
