@@ -81,6 +81,10 @@ def make_env(parallelism: int, jars: Iterable[Path | str] = (),
     if parallelism < 1:
         raise ValueError(f"parallelism must be >= 1, not {parallelism}")
     jvm.prepare()  # before PyFlink starts its JVM (unless start_early did) and the job
+    # Each Python operator of the job imports PyFlink's runtime package, which imports Apache
+    # Beam (about a second). Imported here, before the first call into the JVM, it overlaps
+    # with the JVM's start rather than following it.
+    import pyflink.fn_execution  # noqa: F401
     conf = Configuration()
     for k, v in properties_text(config).items():
         conf.set_string(k, v)
