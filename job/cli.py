@@ -251,6 +251,10 @@ def run(config: Config, *, progress: bool = True, tables: bool = True,
     if not tables_console.is_terminal:  # a log or a pipe: room for the tables, not 80 columns
         tables_console.width = max(tables_console.width, 120)
     progress_console = Console(stderr=True)
+    if config.engine.kind == "flink":  # this process ends after the run: keep the JVM's classes
+        from foldstream.job.engines.flink import jvm
+
+        jvm.prepare(archive=True)
     outcome = run_configuration(config, progress=progress and tables, console=progress_console,
                                 resume=resume)
     interrupted, forced = outcome.interrupted, outcome.forced
@@ -263,6 +267,11 @@ def run(config: Config, *, progress: bool = True, tables: bool = True,
                  "kafka": f"records: Kafka topic {getattr(sink, 'topic', '')}; rejected records: "}[sink.kind]
         dead = getattr(sink, "dead_letter_topic", None) or sink.dead_letters()
         tables_console.print(typed(f"{where}{dead}"))
+    if config.engine.kind == "flink" and interrupted is None and jvm.writes_archive():
+        if tables:
+            progress_console.print("keeping the Flink JVM's classes for a quicker start of the "
+                                   "next runs (once)...", highlight=False)
+        jvm.keep_classes()
     lost = outcome.dead_letters_lost
     if lost:  # counted, never fatal: the measures are complete
         progress_console.print(typed(f"warning: {lost:,} rejected record{'s' * (lost > 1)} could "

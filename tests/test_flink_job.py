@@ -406,6 +406,37 @@ def test_a_run_starts_the_jvm_early_with_the_same_options(tmp_path):
     assert LOCAL_JVM_ARGS in out.stdout
 
 
+def test_a_run_keeps_the_jvms_classes_and_the_next_run_maps_them(elec_path, tmp_path):
+    """The first ``foldstream run`` on Flink waits for its JVM to write the class-data archive
+    and keeps it, checked whole; the next run starts with it and writes nothing new. Both
+    write the same records, and none of Java's lines about the archive reach either output
+    (standard output carries the records here)."""
+    import subprocess
+    import sys
+
+    cache = tmp_path / "cache"
+    env = {k: v for k, v in os.environ.items() if k != "JVM_ARGS"}
+    env["FOLDSTREAM_CACHE"] = str(cache)
+    command = [sys.executable, "-m", "foldstream.job.cli", "run", "--no-progress",
+               "--set", f"source.path={elec_path}", "--set", "source.limit=300",
+               "--set", "sink={kind: stdout}", "--set", "engine.kind=flink",
+               "--set", "engine.parallelism=1", "--set", "evaluation.report_every=100"]
+    records, kept_at = [], None
+    for run in (1, 2):
+        out = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300,
+                             cwd=tmp_path)
+        assert out.returncode == 0, out.stderr[-3000:]
+        assert "cds" not in out.stdout + out.stderr, out.stdout[-3000:] + out.stderr[-3000:]
+        kept = list(cache.glob("flink-jvm-*"))
+        assert [p.suffix for p in kept] == [".jsa"], kept  # the archive, and no part left
+        assert ("keeping the Flink JVM's classes" in out.stderr) == (run == 1), out.stderr
+        if run == 1:
+            kept_at = kept[0].stat().st_mtime_ns
+        assert kept[0].stat().st_mtime_ns == kept_at
+        records.append(comparable(json.loads(line) for line in out.stdout.splitlines()))
+    assert records[0] == records[1] and len(records[0]) > 3
+
+
 def test_a_learner_worker_gives_unpickled_examples_its_own_feature_names():
     """Two records unpickled apart hold equal feature names in distinct string objects; the
     learner worker's FoldFunction gives both batches' examples the same name objects (the
