@@ -6,6 +6,7 @@ against 1, in one run.
         [--checkpoints | --keying | --slots]
     .venv/bin/python bench/bench_flink.py --whole [--repeat 2] [--covertype [PATH]] [--set k=v]
     .venv/bin/python bench/bench_flink.py --records [--covertype [PATH]]
+    .venv/bin/python bench/bench_flink.py --start [--repeat 3] [--limit N]
 
 Electricity, 10-fold bootstrap, GaussianNB + HoeffdingTree (``--learners nochange``: river's
 ``NoChangeClassifier``, so that what is timed is the engines' own work). Start-up is excluded:
@@ -27,6 +28,9 @@ Covertype with MOA's Hoeffding tree (10-fold bootstrap, cumulative window, no de
 instead. Each pair's record files are compared, timing fields excepted
 (``SummaryRecord.TIMING_FIELDS``), rejected records too: a difference fails the benchmark.
 
+``--start`` measures the Flink run's start with the JVM's class-data archive and without
+(:func:`start`), and the first run's cost of writing it.
+
 ``--records`` times what the fan-out's output costs to pickle and unpickle per example batch
 of 500: one record per fold (the folds' shared feature dicts written once per fold) against one
 record per subtask at parallelism 2 (written once per subtask), on Electricity or Covertype.
@@ -39,7 +43,9 @@ import gzip
 import importlib.util
 import json
 import os
+import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -321,9 +327,10 @@ class WholeRun(NamedTuple):
     records: Path
 
 
-def run_whole(overrides: list[str], sink: Path) -> WholeRun:
+def run_whole(overrides: list[str], sink: Path, env: dict[str, str] | None = None) -> WholeRun:
     """``foldstream run --quiet`` (the one beside this interpreter) with ``overrides``, its
-    records into ``sink`` (rejected ones beside it)."""
+    records into ``sink`` (rejected ones beside it); ``env``: its environment, if not this
+    process's."""
     sets = [*overrides, f"sink.path={sink}"]
     command = [str(Path(sys.executable).with_name("foldstream")), "run", "--quiet",
                *(a for o in sets for a in ("--set", o))]
@@ -331,7 +338,7 @@ def run_whole(overrides: list[str], sink: Path) -> WholeRun:
     # took about 2 s of CPU from it (a process's last second of CPU may go uncounted)
     watch = ProcessCpu(interval=1.0)
     started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True)
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - started
     cpu = watch.total()
     if done.returncode != 0:
@@ -390,6 +397,45 @@ def whole(base: list[str], repeat: int, keep: Path | None) -> None:
             "(target >= 1.4, goal 1.8)")
     if not identical:
         raise SystemExit("the engines wrote different records")
+
+
+def start(base: list[str], repeat: int) -> None:
+    """The Flink engine's start with the JVM's classes kept in Java's class-data archive
+    (``job/engines/flink/jvm.py``) and without: ``foldstream run`` at parallelism 2 as a fresh
+    process (3,000 examples unless ``--limit``), in a cache folder of its own (the learner
+    checks copied in). First the run that writes the archive (its first-use cost), then
+    ``repeat`` rounds of a run without it and a run with it, in turn."""
+    from foldstream.job.engines.flink.jvm import LOCAL_JVM_ARGS
+    from foldstream.operators.downloads import default_cache_dir
+
+    out = Path(tempfile.mkdtemp(prefix="bench-start-"))
+    cache = out / "cache"
+    cache.mkdir()
+    if (default_cache_dir() / "checked").is_dir():
+        shutil.copytree(default_cache_dir() / "checked", cache / "checked")
+    overrides = [*base, "engine.kind=flink", "engine.parallelism=2"]
+    if not any(o.startswith("source.limit=") for o in overrides):
+        overrides.append("source.limit=3000")
+    kept = {k: v for k, v in os.environ.items() if k != "JVM_ARGS"}
+    kept["FOLDSTREAM_CACHE"] = str(cache)
+    envs = {"without the archive": {**kept, "JVM_ARGS": LOCAL_JVM_ARGS}, "with the archive": kept}
+    first = run_whole(overrides, out / "first.jsonl", kept)
+    archive = [p.stat().st_size for p in cache.glob("flink-jvm-*.jsa")]
+    print(f"first run, writing the archive ({archive[0] / 2**20:.0f} MiB): whole "
+          f"{first.wall:.1f} s, CPU {first.cpu:.1f} s, job clock {first.clock:.1f} s", flush=True)
+    walls: dict[str, list[float]] = {name: [] for name in envs}
+    for round_ in range(1, repeat + 1):
+        for name, env in envs.items():
+            run = run_whole(overrides, out / f"{name.replace(' ', '-')}-{round_}.jsonl", env)
+            walls[name].append(run.wall)
+            same, n = same_records(first.records, run.records)
+            print(f"round {round_} {name:20} whole {run.wall:6.1f} s, CPU {run.cpu:6.1f} s, "
+                  f"job clock {run.clock:6.1f} s; records {'identical' if same else 'DIFFERENT'} "
+                  f"({n}); {load()}", flush=True)
+            if not same:
+                raise SystemExit("the runs wrote different records")
+    print("median whole: " + ", ".join(f"{name} {statistics.median(w):.1f} s"
+                                       for name, w in walls.items()))
 
 
 def record_cost(path: str, label: str, folds: int = 10, parallelism: int = 2,
@@ -474,7 +520,13 @@ def main() -> None:
                         help="--whole: write the record files here (default: a temporary folder)")
     parser.add_argument("--records", action="store_true",
                         help="the cost of pickling the fan-out's output, per fold and per subtask")
+    parser.add_argument("--start", action="store_true",
+                        help="Flink P=2 as a fresh process with the JVM's class-data archive and "
+                        "without, in turn (3,000 examples unless --limit)")
     args = parser.parse_args()
+    if args.start:
+        start(([f"source.limit={args.limit}"] if args.limit else []) + args.set, args.repeat)
+        return
     if args.records:
         record_cost(args.covertype or str(ROOT / "connectors" / "data" / "elec.csv.gz"),
                     "Cover_Type" if args.covertype else "target")
