@@ -27,6 +27,7 @@ def test_a_first_run_writes_the_archive_and_a_later_one_maps_it(fresh, monkeypat
     assert final.parent == fresh and final.name.startswith("flink-jvm-")
     jvm.prepare(archive=True)
     part = final.with_name(f"{final.name}.{os.getpid()}.part")
+    assert jvm.part_path(final) == part
     assert os.environ["JVM_ARGS"].split() == [
         jvm.LOCAL_JVM_ARGS, f"-XX:ArchiveClassesAtExit={part}", jvm.QUIET_ARCHIVE]
     assert jvm.writes_archive()
@@ -71,7 +72,7 @@ def test_the_archive_is_named_after_the_jars_it_was_made_from(fresh, monkeypatch
 
 def test_a_part_left_by_a_killed_jvm_goes_after_an_hour(fresh):
     final = jvm.archive_path()
-    old, recent = (final.with_name(f"{final.name}.{pid}.part") for pid in (11, 12))
+    old, recent = (jvm.part_path(final, pid) for pid in (11, 12))
     for part in (old, recent):
         part.write_bytes(b"cut short")
     hour_ago = time.time() - 3700

@@ -11,14 +11,14 @@ the difference.
 This module imports no PyFlink at import time: the thread does, so that the imports of the
 thread and of the client overlap with the JVM's start rather than come before it.
 
-**The JVM's classes, kept between runs.** The local JVM loads and verifies the classes of
-Flink, Beam and their libraries before a job's first record, on every run. A ``foldstream run`` keeps them in
-a class-data archive of Java's own (application class-data sharing, JDK 13 and later): the first
-run's JVM writes the classes it loaded when it exits (:func:`prepare` with ``archive=True``;
-:func:`keep_classes` waits for it, checks the archive and keeps it in the cache folder), and
-later runs map them (``-XX:SharedArchiveFile``). bench/README.md measures the start with and
-without it. The archive's name carries a digest of what Java checks it against (the ``java``
-and the jars on PyFlink's class path), so a new Java or PyFlink writes a new one.
+**The JVM's classes, kept between runs.** The local JVM loads and verifies the classes of Flink,
+Beam and their libraries before a job's first record, on every run. A ``foldstream run`` keeps
+them in a class-data archive of Java's own (application class-data sharing, JDK 13 and later):
+the first run's JVM writes the classes it loaded when it exits (:func:`prepare` with
+``archive=True``; :func:`keep_classes` waits for it, checks the archive and keeps it in the
+cache folder), and later runs map them (``-XX:SharedArchiveFile``). bench/README.md measures the
+start with and without it. The archive's name carries a digest of what Java checks it against
+(the ``java`` and the jars on PyFlink's class path), so a new Java or PyFlink writes a new one.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ LOCAL_JVM_ARGS = "-XX:TieredStopAtLevel=1"
 #: one, some 600) would reach the client's standard output, which may carry the records.
 QUIET_ARCHIVE = "-Xlog:cds*=off"
 
-_writing: Path | None = None  # the archive this process's JVM writes when it exits
+_writing: Path | None = None  # the archive to keep that this process's JVM writes, into its part
 
 
 def prepare(archive: bool = False) -> None:
@@ -64,7 +64,9 @@ def _archive_key() -> str | None:
     """A digest of what Java checks a class-data archive against, or ``None`` without a Java
     or a PyFlink: the ``java`` that PyFlink starts and its JVM library, the jars of PyFlink's
     class path (path, size, time), the variables that change that path, and
-    :data:`LOCAL_JVM_ARGS`."""
+    :data:`LOCAL_JVM_ARGS`. It finds them as PyFlink does, without PyFlink's own functions
+    (:func:`_maps` uses those): they read Flink's YAML configuration three times, 70 ms of the
+    run's start before the JVM's, and a ``env.java.home`` there only costs the archive."""
     import importlib.util
 
     spec = importlib.util.find_spec("pyflink")
@@ -106,6 +108,12 @@ def archive_path() -> Path | None:
     return folder / f"flink-jvm-{key}.jsa"
 
 
+def part_path(final: Path, pid: int | None = None) -> Path:
+    """The file a JVM of process ``pid`` (this one by default) writes ``final`` into, renamed
+    to ``final`` once checked (:func:`keep_classes`)."""
+    return final.with_name(f"{final.name}.{os.getpid() if pid is None else pid}.part")
+
+
 def archive_options() -> list[str]:
     """The JVM's options for its class-data archive: map it when it is kept, else write it when
     the JVM exits (into a file of this process's own, which :func:`keep_classes` checks and
@@ -123,8 +131,8 @@ def archive_options() -> list[str]:
                 stale.unlink(missing_ok=True)
     except OSError:
         return []
-    _writing = final.with_name(f"{final.name}.{os.getpid()}.part")
-    return [f"-XX:ArchiveClassesAtExit={_writing}", QUIET_ARCHIVE]
+    _writing = final
+    return [f"-XX:ArchiveClassesAtExit={part_path(final)}", QUIET_ARCHIVE]
 
 
 def writes_archive() -> bool:
@@ -140,11 +148,12 @@ def keep_classes(timeout_s: float = 120.0) -> Path | None:
     import sys
 
     global _writing
-    part, _writing = _writing, None
+    final, _writing = _writing, None
     gateway_module = sys.modules.get("pyflink.java_gateway")
     gateway = getattr(gateway_module, "_gateway", None)
-    if part is None or gateway is None:
+    if final is None or gateway is None:
         return None
+    part = part_path(final)
     try:
         pid = int(gateway.jvm.java.lang.ProcessHandle.current().pid())
     except Exception:  # noqa: BLE001 - a JVM gone already: its archive, if any, is not kept
@@ -163,7 +172,6 @@ def keep_classes(timeout_s: float = 120.0) -> Path | None:
     if not _maps(part):
         part.unlink(missing_ok=True)
         return None
-    final = part.with_name(part.name.split(".jsa.")[0] + ".jsa")
     os.replace(part, final)
     for other in final.parent.glob("flink-jvm-*.jsa"):  # of an earlier Java or PyFlink
         if other != final:
