@@ -230,7 +230,8 @@ class KafkaBroker:
             log = open(self.log_path, "wb")
             try:
                 fmt = subprocess.run(self._java(jars, "kafka.tools.StorageTool", "format",
-                                                "--cluster-id", _cluster_id(),
+                                                # one word: an id may begin with "-"
+                                                f"--cluster-id={_cluster_id()}",
                                                 "--config", str(settings)),
                                      stdout=log, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL, timeout=self.start_timeout)

@@ -47,3 +47,13 @@ def test_a_stopped_broker_leaves_no_process(broker_module):
     assert not [p for p in broker_module.leftover_services() if "kafka.Kafka" in p.command
                 and str(folder) in p.command]
     assert not folder.exists()
+
+
+def test_a_cluster_id_that_begins_with_a_dash_formats_the_folder(broker_module, kafka_broker,
+                                                               monkeypatch):
+    """One random cluster id in 64 begins with ``-`` (URL-safe base64), which Kafka's storage
+    tool read as an option: the whole session's Kafka tests then failed to start a broker.
+    (``kafka_broker``: skipped where no broker can run.)"""
+    monkeypatch.setattr(broker_module, "_cluster_id", lambda: "-" + "A" * 21)
+    broker = broker_module.KafkaBroker().start()
+    broker.stop()
