@@ -453,7 +453,7 @@ class _AggregatorState:
 class AggregatorFunction(_KeyedStateFunction):
     """Keyed by stream: the k fold reports of a position become the output records (JSON).
 
-    ``joined``: the records of one input as one text, a line each (:func:`joined_records`),
+    ``joined``: the records of one input as few texts, a line each (:func:`joined_records`),
     for a client that collects them: each text the client collects is two calls from Python
     into the JVM, each waking a thread on either side, on the cores the learners use. Kafka
     takes one message per record, so its job emits them one by one.
@@ -495,17 +495,39 @@ class AggregatorFunction(_KeyedStateFunction):
         return texts
 
 
-def joined_records(texts: list[str]) -> list[str]:
-    r"""``texts``, JSON records, as one text of a line each (none for none); JSON text holds no
-    line break of its own (one in a string is written ``\n``), so splitting the lines gives
-    them back.
+#: The most characters :func:`joined_records` puts in one text (a record longer than that is a
+#: text of its own). The client reads a text of up to 8,192 characters from the JVM in a few
+#: milliseconds and a longer one in 44 ms or more, whatever its length
+#: (:func:`~foldstream.job.engines.flink.run._texts`): the records of a burst, joined whole,
+#: reached the client a text every 0.1 s, a second at the end of a run. The margin is for the
+#: escapes Py4J adds (a line break is two characters there).
+JOINED_MAX_CHARS = 6144
+
+
+def joined_records(texts: list[str], limit: int = JOINED_MAX_CHARS) -> list[str]:
+    r"""``texts``, JSON records, in order as texts of a line each, each text at most ``limit``
+    characters unless one record alone is longer (none for none); JSON text holds no line break
+    of its own (one in a string is written ``\n``), so splitting the lines gives them back.
 
     >>> joined_records(['{"a": "x\\ny"}', '{"b": 2}'])
     ['{"a": "x\\ny"}\n{"b": 2}']
+    >>> joined_records(['{"a": 1}', '{"b": 2}', '{"c": 333}'], limit=17)
+    ['{"a": 1}\n{"b": 2}', '{"c": 333}']
     >>> joined_records([])
     []
     """
-    return ["\n".join(texts)] if texts else []
+    joined: list[str] = []
+    lines: list[str] = []
+    size = -1  # the characters of "\n".join(lines)
+    for text in texts:
+        if lines and size + 1 + len(text) > limit:
+            joined.append("\n".join(lines))
+            lines, size = [], -1
+        lines.append(text)
+        size += 1 + len(text)
+    if lines:
+        joined.append("\n".join(lines))
+    return joined
 
 
 # ----------------------------------------------------------------------------------- the job
