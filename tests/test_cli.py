@@ -194,3 +194,27 @@ def test_the_command_line_hands_its_progress_bar_to_the_flink_job(monkeypatch, t
     assert main(["run", "--quiet", "--set", "engine.kind=flink", "--set", "source.limit=10",
                  "--set", f"sink.path={tmp_path / 'm.jsonl'}"]) == exitcodes.OK
     assert drawn == [5, 10]
+
+
+def test_the_command_ends_without_the_interpreters_teardown(tmp_path):
+    """The ``foldstream`` script ends through ``exit_now``: its exit code, its output flushed,
+    a thread that is no daemon waited for and the ``atexit`` functions run, and no object freed
+    one by one (the teardown that took half a second after a run)."""
+    import tomllib
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["foldstream"] == "foldstream.job.cli:command"
+    program = (
+        "import atexit, sys, threading, time\n"
+        "from foldstream.job.cli import exit_now\n"
+        "class Freed:\n"
+        "    def __del__(self):\n"
+        "        sys.stdout.write('freed')\n"
+        "kept = Freed()\n"
+        "atexit.register(lambda: sys.stdout.write(' atexit'))\n"
+        "threading.Thread(target=lambda: (time.sleep(0.3), sys.stdout.write(' thread'))).start()\n"
+        "sys.stdout.write('buffered')\n"
+        "exit_now(3)\n")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (3, "buffered thread atexit", "")
