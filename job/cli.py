@@ -452,12 +452,13 @@ def command() -> None:
     exit_now(main())
 
 
-def exit_now(code: int) -> None:
-    """End the process with exit ``code`` without the interpreter's teardown.
+def exit_now(code: int | None) -> None:
+    """End the process with exit ``code`` (``None``: 0) without the interpreter's teardown.
 
-    What the teardown would do that counts is done first: the threads that are not daemons are
-    waited for, standard output and error flushed, the functions registered with :mod:`atexit`
-    run (logging's handlers flushed, temporary folders removed). What is skipped is the freeing
+    What the teardown would do that counts is done first, in its order: the threads that are
+    not daemons are waited for, the functions registered with :mod:`atexit` run (logging's
+    handlers flushed, temporary folders removed), standard output and error flushed. What is
+    skipped is the freeing
     of every object and module one by one: after a run that took 0.45 to 0.6 s (numba's and
     scipy's modules; a Flink client's thousands of Py4J proxies, each freed with a call into
     the JVM), a fifth of a short run's whole time (bench/README.md). :func:`main` stays a
@@ -469,13 +470,13 @@ def exit_now(code: int) -> None:
     for thread in threading.enumerate():
         if thread is not threading.current_thread() and not thread.daemon:
             thread.join()
+    atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):  # a reader gone (main has said so) or a closed stream
             pass
-    atexit._run_exitfuncs()
-    os._exit(code)
+    os._exit(0 if code is None else code)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ Flink starts; the progress bar reaches the Flink job; ``cluster`` and its comman
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -215,6 +216,7 @@ def test_the_command_ends_without_the_interpreters_teardown(tmp_path):
         "threading.Thread(target=lambda: (time.sleep(0.3), sys.stdout.write(' thread'))).start()\n"
         "sys.stdout.write('buffered')\n"
         "exit_now(3)\n")
+    environ = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
-                          timeout=60, cwd=tmp_path)
+                          timeout=60, cwd=tmp_path, env=environ)
     assert (done.returncode, done.stdout, done.stderr) == (3, "buffered thread atexit", "")
