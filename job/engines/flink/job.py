@@ -496,8 +496,8 @@ class AggregatorFunction(_KeyedStateFunction):
 
 
 #: The most characters :func:`joined_records` puts in one text (a record longer than that is a
-#: text of its own). The client reads a text of up to 8,192 characters from the JVM in a few
-#: milliseconds and a longer one in 44 ms or more, whatever its length
+#: text of its own). The client reads a text of up to 8,192 characters from the JVM in under a
+#: millisecond and a longer one in 44 ms or more, whatever its length
 #: (:func:`~foldstream.job.engines.flink.run._texts`): the records of a burst, joined whole,
 #: reached the client a text every 0.1 s, a second at the end of a run. The margin is for the
 #: escapes Py4J adds (a line break is two characters there).
