@@ -458,11 +458,10 @@ def exit_now(code: int | None) -> None:
     What the teardown would do that counts is done first, in its order: the threads that are
     not daemons are waited for, the functions registered with :mod:`atexit` run (logging's
     handlers flushed, temporary folders removed), standard output and error flushed. What is
-    skipped is the freeing
-    of every object and module one by one: after a run that took 0.45 to 0.6 s (numba's and
-    scipy's modules; a Flink client's thousands of Py4J proxies, each freed with a call into
-    the JVM), a fifth of a short run's whole time (bench/README.md). :func:`main` stays a
-    function that returns, for the Python API's callers and the tests.
+    skipped is the freeing of every object and module one by one: after a run that took 0.45
+    to 0.6 s (numba's and scipy's modules; a Flink client's thousands of Py4J proxies, each
+    freed with a call into the JVM), a fifth of a short run's whole time (bench/README.md).
+    :func:`main` stays a function that returns, for the Python API's callers and the tests.
     """
     import atexit
     import threading

@@ -116,8 +116,8 @@ def _texts(results) -> Iterator[str]:
     more crossings of the Py4J socket. Flink's Py4J server writes a reply in pieces of 8,192
     characters, and on Linux each further piece waits for the client's delayed ACK (40 ms): a
     text of 7,000 characters took 44 ms that way and one of 16,000 or more 88 ms, against
-    0.2 ms and 44 ms straight (bench/README.md). Py4J hands a Java string over as a Python ``str`` itself. A PyFlink
-    whose iterator hides the Java one is read as it reads itself."""
+    0.2 ms and 44 ms straight (bench/README.md). Py4J hands a Java string over as a Python
+    ``str`` itself. A PyFlink whose iterator hides the Java one is read as it reads itself."""
     java = getattr(results, "_j_closeable_iterator", None)
     if java is None:
         yield from results
