@@ -165,7 +165,8 @@ class ProcessCpu:
             except OSError:
                 continue
             kind = ("client" if pid == os.getpid() else "JVM" if "java" in cmd.split("\0")[0]
-                    else "Python worker" if "beam_boot" in cmd else "")
+                    else "Python worker" if "beam_boot" in cmd or "flink.forkserver" in cmd
+                    else "")  # (a fork server's workers show its command line)
             if not kind and pid in mine:
                 kind = "process"  # a child: ``foldstream run`` in --whole
             if kind:
@@ -377,6 +378,7 @@ def whole(base: list[str], repeat: int, keep: Path | None) -> None:
     out = keep or Path(tempfile.mkdtemp(prefix="bench-flink-"))
     out.mkdir(parents=True, exist_ok=True)
     best: dict[str, float] = {}
+    ratios: list[float] = []  # each round's in-process / Flink, the two run in the same minute
     identical = True
     for round_ in range(1, repeat + 1):
         runs = {}
@@ -390,11 +392,14 @@ def whole(base: list[str], repeat: int, keep: Path | None) -> None:
                   f"{run.position} examples; {loads} -> {load()}", flush=True)
         same, n = same_records(*(r.records for r in runs.values()))
         identical &= same
-        print(f"round {round_}: in-process / Flink P=2 whole {runs['inprocess'].wall / runs['flink P=2'].wall:.3f}x; "
+        ratios.append(runs['inprocess'].wall / runs['flink P=2'].wall)
+        print(f"round {round_}: in-process / Flink P=2 whole {ratios[-1]:.3f}x; "
               f"records {'identical' if same else 'DIFFERENT'} ({n} records)", flush=True)
     print(f"best of each: " + ", ".join(f"{n} {w:.1f} s" for n, w in best.items())
           + f"; Flink P=2 is {best['inprocess'] / best['flink P=2']:.3f}x in-process "
             "(target >= 1.4, goal 1.8)")
+    print(f"rounds: in-process / Flink P=2 median {statistics.median(ratios):.3f}x, "
+          f"{min(ratios):.3f}x to {max(ratios):.3f}x")
     if not identical:
         raise SystemExit("the engines wrote different records")
 
