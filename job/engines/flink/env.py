@@ -116,9 +116,12 @@ def table_env(env: StreamExecutionEnvironment):
 # ---------------------------------------------------------------- a run's environment
 
 def make_environment(config: Config, restore: str | None = None,
-                     checkpoint_dir: Path | None = None) -> StreamExecutionEnvironment:
+                     checkpoint_dir: Path | None = None,
+                     python_executable: str | None = None) -> StreamExecutionEnvironment:
     """The environment of a run: ``restore``, a retained checkpoint to resume from
-    (:func:`resume_point`); ``checkpoint_dir``, where checkpoints are written and retained
+    (:func:`resume_point`); ``python_executable``, the workers' Python when the configuration
+    names none (a local run's fork server: :mod:`~foldstream.job.engines.flink.forkserver`);
+    ``checkpoint_dir``, where checkpoints are written and retained
     (``None``: Flink's configuration decides, as on a cluster)."""
     from foldstream.job.engines.flink.deps import DependencyError
 
@@ -169,7 +172,8 @@ def make_environment(config: Config, restore: str | None = None,
     if restore:
         settings["execution.state-recovery.path"] = restore
     settings.update(config.engine.flink_config)  # make_env writes them as Flink reads them
-    return make_env(config.engine.parallelism, jars, settings, config.engine.python_executable)
+    return make_env(config.engine.parallelism, jars, settings,
+                    config.engine.python_executable or python_executable)
 
 
 def latest_checkpoint(directory: Path) -> Path | None:

@@ -24,6 +24,7 @@ from foldstream.job.config import Config, ConfigError
 from foldstream.job.engines.flink import env as flink_env
 from foldstream.job.engines.flink import kafka as flink_kafka
 from foldstream.job.engines.flink import files as flink_files
+from foldstream.job.engines.flink import forkserver
 from foldstream.job.engines.flink.job import build, head_parallelism
 from foldstream.job.engines.stopping import Delivered, interruptible
 from foldstream.job.plans import open_source
@@ -79,8 +80,9 @@ def run(config: Config, emit, dead_letter, on_progress=None, source=None,
     check_start(config, restore)
     check_kafka(config)
     labels: dict[str, dict] = {}  # per stream, the labels the client saw (staged items)
-    with interruptible(silence=CLIENT_LOGGERS) as stopped, flink_files.workdir(config) as where:
-        env = flink_env.make_environment(config, restore, config.checkpoint_dir)
+    with interruptible(silence=CLIENT_LOGGERS) as stopped, flink_files.workdir(config) as where, \
+            _workers(config) as python:
+        env = flink_env.make_environment(config, restore, config.checkpoint_dir, python)
         items = _input(env, config, source, labels, where)
         if items is not None and not items.streams:
             return  # an empty input: no stream, no record (as in the in-process engine)
@@ -107,6 +109,18 @@ def run(config: Config, emit, dead_letter, on_progress=None, source=None,
                 for summary in delivered.interrupted_summaries(items.streams if items else ()):
                     emit(summary)
             raise
+
+
+@contextlib.contextmanager
+def _workers(config: Config) -> Iterator[str | None]:
+    """The Python the local workers start with: a fork server's launcher, ended with the run
+    (:mod:`~foldstream.job.engines.flink.forkserver`); ``None``: the configured one."""
+    server = forkserver.start(config)
+    try:
+        yield None if server is None else str(server.executable)
+    finally:
+        if server is not None:
+            server.close()
 
 
 def _texts(results) -> Iterator[str]:
