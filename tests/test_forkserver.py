@@ -112,3 +112,16 @@ def test_off_by_the_environment_or_a_named_python(monkeypatch):
     monkeypatch.delenv("FOLDSTREAM_FORKSERVER")
     named = load_config(None, [f"engine.python_executable={sys.executable}"])
     assert forkserver.start(named) is None
+
+
+def test_only_the_modules_the_configurations_check_imported_are_preloaded():
+    """A ``model`` string that the check did not resolve (here a parameter's) is not imported
+    by the server: resolving refuses, for one, a package's ``__main__``."""
+    from types import SimpleNamespace
+
+    learner = SimpleNamespace(model_dump=lambda: {
+        "model": "river.tree.HoeffdingTreeClassifier",
+        "params": {"model": "foldstream_never_imported.__main__.Learner"}})
+    import river.tree  # noqa: F401 - as the configuration's check imports it
+
+    assert forkserver.model_modules(SimpleNamespace(learners=[learner])) == ["river.tree"]

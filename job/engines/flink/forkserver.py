@@ -35,6 +35,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from foldstream.operators.learners.imports import loaded
+
 #: The module Flink runs in a Python worker; the launcher forwards only this one.
 WORKER_MODULE = "pyflink.fn_execution.beam.beam_boot"
 
@@ -96,7 +98,10 @@ os.execv(REAL, [REAL] + sys.argv[1:])
 
 
 def model_modules(config) -> list[str]:
-    """The modules of the configuration's learners (``model`` paths, nested ones included).
+    """The modules of the configuration's learners (``model`` paths, nested ones included)
+    that this process has imported: those its check of the configuration resolved
+    (:func:`~foldstream.operators.learners.models.resolve`, which refuses what must not be
+    imported). Any other string under a ``model`` key is left alone.
 
     >>> from foldstream.job.config import load_config
     >>> model_modules(load_config(None, []))
@@ -107,8 +112,8 @@ def model_modules(config) -> list[str]:
     def walk(value) -> None:
         if isinstance(value, dict):
             model = value.get("model")
-            if isinstance(model, str) and "." in model:
-                found.add(model.rsplit(".", 1)[0])
+            if isinstance(model, str) and loaded(model) is not None:
+                found.add(model.rpartition(".")[0])
             for item in value.values():
                 walk(item)
         elif isinstance(value, (list, tuple)):
