@@ -62,7 +62,7 @@ REAL, SOCKET, MODULE, SERVER = {real!r}, {socket!r}, {module!r}, {server}
 
 def forked():
     """The worker's exit code once the server has forked it; None: run it here instead."""
-    import array, json, signal, socket, struct, time
+    import json, signal, socket, struct, time
     try:
         for _ in range(100):  # the server may still be importing: up to 10 s while it lives
             if os.path.exists(SOCKET):
@@ -73,8 +73,7 @@ def forked():
         s.connect(SOCKET)
         data = json.dumps({{"module": MODULE, "args": sys.argv[3:], "cwd": os.getcwd(),
                            "env": dict(os.environ)}}).encode()
-        s.sendmsg([struct.pack("!I", len(data)) + data],
-                  [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1, 2]))])
+        socket.send_fds(s, [struct.pack("!I", len(data)) + data], [0, 1, 2])
         if s.recv(1) != b"F":
             return None
     except OSError:
@@ -169,28 +168,16 @@ def start(config) -> ForkServer | None:
 
 # ------------------------------------------------------------------------------ the server
 def _request(conn: socket.socket) -> tuple[dict, list[int]]:
-    import array
-
+    """A launcher's request and standard streams: its length, then its JSON text; the streams
+    come with the first bytes."""
     conn.settimeout(10)
-    fds = array.array("i")
-    head = b""
-    data = b""
-    want = None
-    while want is None or len(data) < want:
-        chunk, ancillary, _, _ = conn.recvmsg(65536, socket.CMSG_LEN(3 * fds.itemsize))
-        if not chunk:
+    data, fds, _, _ = socket.recv_fds(conn, 65536, 3)
+    while len(data) < 4 or len(data) - 4 < struct.unpack("!I", data[:4])[0]:
+        more = conn.recv(65536)
+        if not more:
             raise OSError("the launcher hung up")
-        for level, kind, payload in ancillary:
-            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                fds.frombytes(payload[:len(payload) - len(payload) % fds.itemsize])
-        if want is None:
-            head += chunk
-            if len(head) < 4:
-                continue
-            want, data = struct.unpack("!I", head[:4])[0], head[4:]
-        else:
-            data += chunk
-    return json.loads(data), list(fds)
+        data += more
+    return json.loads(data[4:]), fds
 
 
 def _worker(request: dict, fds: list[int], conn: socket.socket) -> None:
@@ -205,7 +192,6 @@ def _worker(request: dict, fds: list[int], conn: socket.socket) -> None:
     for fd in fds:
         if fd > 2:
             os.close(fd)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # as PyFlink's own workers
     os.chdir(request["cwd"])
     os.environ.clear()
