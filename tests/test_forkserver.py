@@ -78,6 +78,29 @@ def test_without_a_server_the_launcher_runs_the_real_interpreter(worker_module, 
     server.close()
 
 
+def test_a_server_that_dies_while_importing_lets_its_launchers_run_alone(worker_module,
+                                                                         tmp_path, monkeypatch):
+    """A launcher waiting on a server that dies at start (here a preloaded module ends it)
+    runs the real interpreter at once, not after waiting out the server's start."""
+    (tmp_path / "fs_fatal_import.py").write_text("import os, time\ntime.sleep(0.5)\nos._exit(3)\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    server = forkserver.ForkServer([], preload=("fs_fatal_import",),
+                                   worker_module="fs_fake_worker")
+    try:
+        then = time.monotonic()
+        done = _run(server.executable, "-m", "fs_fake_worker", "--id=1-1", cwd=tmp_path,
+                    pythonpath=worker_module)
+        took = time.monotonic() - then
+        assert done.returncode == 7, done.stderr
+        assert _fields(done.stdout)["parent"] != str(server.process.pid)
+        assert took < 4, took  # the launcher gives a server up to 10 s to start listening
+        again = time.monotonic()
+        _run(server.executable, "-m", "fs_fake_worker", cwd=tmp_path, pythonpath=worker_module)
+        assert time.monotonic() - again < 4  # the dead server is not waited for either
+    finally:
+        server.close()
+
+
 def test_a_worker_ends_when_its_launcher_is_killed(worker_module, tmp_path):
     server = forkserver.ForkServer([], preload=(), worker_module="fs_fake_worker")
     try:

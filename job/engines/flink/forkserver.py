@@ -33,6 +33,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 from foldstream.operators.learners.imports import loaded
@@ -64,7 +65,7 @@ def forked():
     """The worker's exit code once the server has forked it; None: run it here instead."""
     import json, signal, socket, struct, time
     try:
-        for _ in range(100):  # the server may still be importing: up to 10 s while it lives
+        for _ in range(100):  # the server not yet listening: up to 10 s while it lives
             if os.path.exists(SOCKET):
                 break
             os.kill(SERVER, 0)
@@ -138,6 +139,9 @@ class ForkServer:
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True)  # a terminal's Ctrl-C is the client's to handle, as the
         # JVM's (whose workers PyFlink starts with SIGINT ignored): not the workers'
+        # Reaped as soon as it ends: a launcher asks whether the server lives, and a dead
+        # child not yet reaped would still answer.
+        threading.Thread(target=self.process.wait, daemon=True).start()
         launcher = self.folder / "launch.py"
         launcher.write_text(_LAUNCHER.format(real=sys.executable, socket=str(self.socket),
                                              module=worker_module, server=self.process.pid),
@@ -184,7 +188,6 @@ def _worker(request: dict, fds: list[int], conn: socket.socket) -> None:
     """In the forked child: become the worker Flink asked for, then exit."""
     import runpy
     import signal
-    import threading
     import traceback
 
     for target, fd in enumerate(fds[:3]):
@@ -227,6 +230,11 @@ def serve(path: str, modules: list[str]) -> None:
     """Import ``modules`` (those that import), then fork a worker per connection on ``path``
     until the process that started this one is gone. Single-threaded, so a fork copies no
     thread's half-done work."""
+    parent = os.getppid()
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(path)
+    server.listen(64)  # before the imports: a launcher waits on its connection, which ends
+    # if this process dies while importing, rather than on a file that would never come
     for name in modules:
         try:
             importlib.import_module(name)
@@ -234,10 +242,6 @@ def serve(path: str, modules: list[str]) -> None:
             pass
     gc.collect()
     gc.freeze()  # the forked workers' collections skip what they inherit
-    parent = os.getppid()
-    server = socket.socket(socket.AF_UNIX)
-    server.bind(path)
-    server.listen(64)
     server.settimeout(0.2)
     waiting: dict[int, socket.socket] = {}
     while os.getppid() == parent:
