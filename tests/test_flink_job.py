@@ -478,3 +478,44 @@ def test_a_learner_worker_gives_unpickled_examples_its_own_feature_names():
     assert first == second == ["price", "demand"]
     assert all(a is b for a, b in zip(first, second))
     assert batches[1].xs[0] == {"price": 2.0, "demand": 2.0}
+
+
+PICKLED_LEARNER = '''\
+import os
+from river.naive_bayes import GaussianNB
+
+
+class Noted(GaussianNB):
+    """GaussianNB, noting in a file each time it is pickled."""
+
+    def __reduce_ex__(self, protocol):
+        with open(os.environ["PICKLED_NOTE"], "a") as note:
+            note.write("pickled\\n")
+        return super().__reduce_ex__(protocol)
+'''
+
+
+@pytest.mark.parametrize("checkpoints", [False, True], ids=["no-checkpoints", "checkpoints"])
+def test_learners_are_pickled_into_flinks_state_only_when_a_checkpoint_can_read_them(
+        tmp_path, checkpoints):
+    """A local run without checkpoints keeps its learners in the worker: PyFlink would pickle
+    them at every bundle's end, and a pickled object's attributes are slower to read for the
+    rest of the run (Python 3.11 and 3.12). With checkpoints they go into Flink's state."""
+    import subprocess
+    import sys
+
+    (tmp_path / "noted_learner.py").write_text(PICKLED_LEARNER, encoding="utf-8")
+    note = tmp_path / "pickled.txt"
+    extra = ["--set", "engine.checkpoint_interval_ms=200"] if checkpoints else []
+    done = subprocess.run(
+        [sys.executable, "-m", "foldstream.job.cli", "run", "--quiet",
+         "--set", "source={kind: generator, model: river.datasets.synth.SEA, limit: 3000, "
+                  "seed: 3}",
+         "--set", "learners=[{name: nb, model: noted_learner.Noted}]",
+         "--set", "evaluation.folds=2", "--set", "engine.kind=flink",
+         "--set", "engine.batch_size=100", "--set", f"sink.path={tmp_path / 'm.jsonl'}",
+         *extra],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTHONPATH": str(tmp_path), "PICKLED_NOTE": str(note)})
+    assert done.returncode == 0, done.stderr
+    assert note.exists() == checkpoints

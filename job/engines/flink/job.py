@@ -169,18 +169,35 @@ sweeps once its learners have taken a record; the worker ends with the job."""
 class _KeyedStateFunction(KeyedProcessFunction):
     """A keyed function whose stage objects live in one pickled ``ValueState`` per key, named
     :attr:`STATE` (the name a checkpoint stores it under). The descriptor is made in ``open()``,
-    on the worker, as PyFlink wants it."""
+    on the worker, as PyFlink wants it.
+
+    :attr:`snapshots` ``False`` (a job that takes no checkpoint or savepoint: a local run
+    without checkpoints): the objects stay in the worker's memory instead, one per key. PyFlink
+    pickles a state written in a bundle when the bundle ends, and on Python 3.11 and 3.12
+    pickling an object gives it a dictionary of its own, which every later read of its
+    attributes goes through: the learners' own work took 6 to 10% more CPU for the rest of the
+    run (bench/README.md). Pickled for nothing when no snapshot can read it.
+    """
 
     STATE = ""
+    snapshots = True  # build() says
 
     def open(self, runtime_context: RuntimeContext):
         skip_state_sampler_thread()
         self.state = runtime_context.get_state(ValueStateDescriptor(self.STATE, PICKLED))
+        self.kept: dict = {}  # without snapshots: the objects of each key
 
-    def _stored(self, create):
+    def _stored(self, ctx, create):
         """The current key's state, or ``create()`` for a key seen for the first time."""
-        value = self.state.value()
+        value = self.state.value() if self.snapshots else self.kept.get(ctx.get_current_key())
         return create() if value is None else value
+
+    def _keep(self, ctx, value) -> None:
+        """``value``, the current key's state from now on."""
+        if self.snapshots:
+            self.state.update(value)
+        else:
+            self.kept[ctx.get_current_key()] = value
 
 
 class FanOutFunction(_KeyedStateFunction):
@@ -225,7 +242,7 @@ class FanOutFunction(_KeyedStateFunction):
         ctx.timer_service().register_processing_time_timer(head.flush_due)
 
     def process_element(self, row, ctx: KeyedProcessFunction.Context):
-        head: _StreamHead = self._stored(lambda: self._start(ctx))
+        head: _StreamHead = self._stored(ctx, lambda: self._start(ctx))
         self._arm(head, ctx)
         for item in self.decode(row, head):
             fold_batches, rejected = head.take(item)
@@ -235,10 +252,10 @@ class FanOutFunction(_KeyedStateFunction):
             if rejected is not None:
                 yield DEAD_LETTERS, dumps(RejectedRecord.of(
                     rejected, self.plans.dead_letter_max_bytes).as_dict())
-        self.state.update(head)
+        self._keep(ctx, head)
 
     def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext):
-        head: _StreamHead | None = self.state.value()
+        head: _StreamHead | None = self._stored(ctx, lambda: None)
         if head is None:
             return
         if timestamp == END_OF_INPUT:
@@ -254,7 +271,7 @@ class FanOutFunction(_KeyedStateFunction):
             if timestamp == getattr(head, "flush_due", timestamp):  # the current chain
                 head.flush_due = timestamp + self.flush_ms
                 ctx.timer_service().register_processing_time_timer(head.flush_due)
-        self.state.update(head)
+        self._keep(ctx, head)
 
     @staticmethod
     def _fan_out(head: _StreamHead, fold_batches: list) -> Iterator[Row]:
@@ -388,8 +405,8 @@ class FoldFunction(_KeyedStateFunction):
         return _FoldState({l: p.learner_task(l, batch.fold) for l in learners},
                           p.fold_evaluator(batch.stream, batch.fold) if learner is None else None)
 
-    def _states(self) -> dict:
-        states = self._stored(dict)
+    def _states(self, ctx) -> dict:
+        states = self._stored(ctx, dict)
         if not isinstance(states, dict):  # one fold per key: a job of an older version
             raise RuntimeError("this checkpoint holds the learner tasks one fold per key, as "
                                "an older foldstream kept them; resume it with that version")
@@ -398,7 +415,7 @@ class FoldFunction(_KeyedStateFunction):
     def process_element(self, routed: RoutedBatches, ctx):
         _, items = routed
         p = self.plans
-        states = self._states()
+        states = self._states(ctx)
         _WORKER_NAMES.share_all(getattr(batch, "xs", None) for _, batch in items)
         work, evaluators = [], []
         for learner, batch in items:
@@ -423,7 +440,7 @@ class FoldFunction(_KeyedStateFunction):
                 if batch.fold == 0 and evaluator is not None:
                     trace.stage("learners-out", batch.stream, _end(batch, evaluator.position))
                     break
-        self.state.update(states)
+        self._keep(ctx, states)
         _WORKER_COLLECTOR.settle()  # a record learnt: the worker's modules are all imported
 
 
@@ -438,9 +455,9 @@ class EvaluatorFunction(_KeyedStateFunction):
     def process_element(self, routed: RoutedPredictions, ctx):
         _, predictions = routed
         evaluator: FoldEvaluator = self._stored(
-            lambda: self.plans.fold_evaluator(predictions.stream, predictions.fold))
+            ctx, lambda: self.plans.fold_evaluator(predictions.stream, predictions.fold))
         yield from _by_stream(evaluator.add(predictions))
-        self.state.update(evaluator)
+        self._keep(ctx, evaluator)
 
 
 @dataclass
@@ -473,7 +490,7 @@ class AggregatorFunction(_KeyedStateFunction):
 
     def _records(self, message, ctx) -> list[str]:
         state: _AggregatorState = self._stored(
-            lambda: _AggregatorState(self.plans.aggregator(ctx.get_current_key())))
+            ctx, lambda: _AggregatorState(self.plans.aggregator(ctx.get_current_key())))
         texts = []
         if isinstance(message, FoldReport):
             for record in state.aggregator.add(message):
@@ -491,7 +508,7 @@ class AggregatorFunction(_KeyedStateFunction):
                 positive_class=self.plans.evaluation.positive,
                 classes=end.classes, costs=agg.final_costs()).as_dict()))
             state.summarized = True
-        self.state.update(state)
+        self._keep(ctx, state)
         return texts
 
 
@@ -555,29 +572,36 @@ def head_parallelism(parallelism: int, streams: list[str] | None) -> int:
 
 
 def build(env: StreamExecutionEnvironment, config: Config, items: FileInput | None = None,
-          joined: bool = False):
+          joined: bool = False, snapshots: bool = True):
     """Wire the job into ``env``; returns ``(records, dead_letters)``, two streams of JSON text.
 
     ``items``: a file or generator source, read inside the job
     (:mod:`~foldstream.job.engines.flink.files`); ``None`` for a Kafka source. ``joined``: the
     records an aggregator emits at once as one text, a line each (for the client's collection;
-    :class:`AggregatorFunction`).
+    :class:`AggregatorFunction`). ``snapshots``: ``False`` when the job takes no checkpoint or
+    savepoint, its stage objects then kept out of Flink's state
+    (:attr:`_KeyedStateFunction.snapshots`).
     """
+
+    def keyed(function: _KeyedStateFunction) -> _KeyedStateFunction:
+        function.snapshots = snapshots
+        return function
+
     plans = make_plans(config)
     parallelism = config.engine.parallelism
     if items is None:
-        keyed, parser = kafka_rows(env, config)
+        rows, parser = kafka_rows(env, config)
         decode = DecodeMessage(parser)
         flush_ms = None if config.source.bounded else config.engine.flush_ms
     else:
-        keyed, decode, flush_ms = items.keyed, items.decode, None
+        rows, decode, flush_ms = items.keyed, items.decode, None
     keying = config.engine.keying
     heads = head_parallelism(parallelism, None if items is None else items.streams)
-    fanned = (keyed.process(FanOutFunction(plans, parallelism, flush_ms, keying, decode),
-                            output_type=ROUTED_TYPE)
+    fanned = (rows.process(keyed(FanOutFunction(plans, parallelism, flush_ms, keying, decode)),
+                           output_type=ROUTED_TYPE)
               .name("fan-out").set_parallelism(heads))
     reports = (key_by_first_field(fanned, PICKLED)
-               .process(FoldFunction(plans, parallelism),
+               .process(keyed(FoldFunction(plans, parallelism)),
                         output_type=BY_STREAM_TYPE if keying == "fold" else PICKLED)
                .name("learners+evaluator" if keying == "fold" else "learners"))
     if config.engine.learner_slots == "own":
@@ -587,12 +611,12 @@ def build(env: StreamExecutionEnvironment, config: Config, items: FileInput | No
         reports = reports.slot_sharing_group("learners")
     if keying == "learner_fold":
         reports = (reports.key_by(_route, key_type=Types.STRING())
-                   .process(EvaluatorFunction(plans), output_type=BY_STREAM_TYPE)
+                   .process(keyed(EvaluatorFunction(plans)), output_type=BY_STREAM_TYPE)
                    .name("evaluator"))
     # PyFlink reads a side output through a Python map of its own, at the job's parallelism
     # unless told: a subtask of it would start a Python worker with nothing to do.
     ends = fanned.get_side_output(STREAM_ENDS).set_parallelism(heads)
     records = (key_by_first_field(reports.union(ends), PICKLED)
-               .process(AggregatorFunction(plans, joined), output_type=Types.STRING())
+               .process(keyed(AggregatorFunction(plans, joined)), output_type=Types.STRING())
                .name("aggregator").set_parallelism(heads))
     return records, fanned.get_side_output(DEAD_LETTERS).set_parallelism(heads)

@@ -87,7 +87,9 @@ def run(config: Config, emit, dead_letter, on_progress=None, source=None,
         if items is not None and not items.streams:
             return  # an empty input: no stream, no record (as in the in-process engine)
         collected = config.sink.kind != "kafka"
-        records, dead_letters = build(env, config, items, joined=collected)
+        # a local job without checkpoints has no snapshot to write its stage objects to
+        snapshots = bool(restore) or env.get_checkpoint_config().is_checkpointing_enabled()
+        records, dead_letters = build(env, config, items, joined=collected, snapshots=snapshots)
         if not collected:
             flink_kafka.to_kafka(env, config, records, dead_letters)
             env.execute("foldstream")
