@@ -519,3 +519,29 @@ def test_learners_are_pickled_into_flinks_state_only_when_a_checkpoint_can_read_
         env={**os.environ, "PYTHONPATH": str(tmp_path), "PICKLED_NOTE": str(note)})
     assert done.returncode == 0, done.stderr
     assert note.exists() == checkpoints
+
+
+def test_the_fan_out_sends_a_batchs_float_features_as_one_array_its_folds_share():
+    """Dicts of floats with the same names in order cross to the learners as one array (the
+    dicts made from it again equal them); any other batch crosses as it is."""
+    from types import SimpleNamespace
+
+    from foldstream.job.engines.flink.job import FanOutFunction
+    from foldstream.operators.records.base import FoldBatch
+    from foldstream.operators.records.features import FeatureRows
+
+    floats = [{"a": 1.0, "b": 2.0}, {"a": 3.0, "b": -0.0}]
+    ints = [{"a": 1, "b": 2.0}, {"a": 3.0, "b": 4.0}]
+
+    def batch(fold, xs):
+        return FoldBatch(stream="s", fold=fold, seq=0, start=0, xs=xs, y=[0, 1], prev_y=[-1, 0],
+                         weights=[1, 1], classes=["u", "v"])
+
+    head = SimpleNamespace(targets={0: [("r0", None)], 1: [("r1", None)], 2: [("r1", None)]},
+                           position=0)
+    rows = list(FanOutFunction._fan_out(head, [batch(0, floats), batch(1, floats),
+                                               batch(2, ints)]))
+    sent = [fold_batch.xs for row in rows for _, fold_batch in row[1].items]
+    assert isinstance(sent[0], FeatureRows) and sent[0] is sent[1]  # made once for both folds
+    assert sent[0] == floats and [list(x) for x in sent[0]] == [["a", "b"], ["a", "b"]]
+    assert sent[2] is ints

@@ -162,3 +162,36 @@ def batch_features(xs: list) -> list[dict] | FeatureRows:
         block, first, last = x.block, x.index, x.index + 1
     pieces.append(block.array[first:last])
     return FeatureRows(pieces[0].copy() if len(pieces) == 1 else np.concatenate(pieces), names)
+
+
+def float_rows(xs: list) -> list | FeatureRows:
+    """``xs``, a batch's feature dicts, as one :class:`FeatureRows` when that loses nothing:
+    every dict with the same names in the same order and every value a ``float`` (no ``int``,
+    no subclass), so that the dicts made from the array again equal them, value for value and
+    name for name in order. Else ``xs`` as it is.
+
+    For a batch that crosses between processes: an array pickles in a fraction of the space and
+    time of its dicts, and MOA's bridge takes it as it is.
+
+    >>> rows = float_rows([{"a": 1.0, "b": -0.0}, {"a": 2.5, "b": 3.0}])
+    >>> type(rows).__name__, rows.array.tolist(), rows == [{"a": 1.0, "b": -0.0},
+    ...                                                    {"a": 2.5, "b": 3.0}]
+    ('FeatureRows', [[1.0, -0.0], [2.5, 3.0]], True)
+    >>> [type(float_rows(xs)).__name__ for xs in ([{"a": 1.0}, {"a": 1}],
+    ...                                           [{"a": 1.0, "b": 2.0}, {"b": 2.0, "a": 1.0}],
+    ...                                           [{"a": 1.0}, {"a": 1.0, "b": 2.0}], [])]
+    ['list', 'list', 'list', 'list']
+    """
+    if not xs or type(xs[0]) is not dict:
+        return xs
+    names = tuple(xs[0])
+    values, types = [], set()
+    for x in xs:
+        if type(x) is not dict or tuple(x) != names:
+            return xs
+        row = list(x.values())
+        types.update(map(type, row))
+        values.append(row)
+    if types - {float}:
+        return xs
+    return FeatureRows(np.array(values, dtype=np.float64).reshape(len(xs), len(names)), names)

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Iterator, NamedTuple
+from typing import Any, Iterator, NamedTuple
 
 from pyflink.common import Row, Types
 from pyflink.datastream import KeyedProcessFunction, OutputTag, RuntimeContext, StreamExecutionEnvironment
@@ -65,7 +65,7 @@ from foldstream.operators.stages.evaluator import FoldEvaluator
 from foldstream.operators.stages.head import StreamHead
 from foldstream.operators.stages.learner import LearnerTask, process_all
 from foldstream.operators.records.outputs import RejectedRecord, SummaryRecord
-from foldstream.operators.records.features import FeatureRows
+from foldstream.operators.records.features import FeatureRows, float_rows
 from foldstream.operators.records.base import (
     Example, FoldBatch, FoldReport, PredictionBatch, Rejected, dumps
 )
@@ -277,9 +277,17 @@ class FanOutFunction(_KeyedStateFunction):
     def _fan_out(head: _StreamHead, fold_batches: list) -> Iterator[Row]:
         """Each fold batch to its fold's routes (a ``DelayFoldBatch`` as a ``FoldBatch``), one
         ``Row(route, RoutedBatches)`` (:data:`ROUTED_TYPE`) per route, keyed by route in Java;
-        each route's batches in their order."""
+        each route's batches in their order. A batch's feature dicts of floats cross as one
+        array (:func:`~foldstream.operators.records.features.float_rows`), made once for the
+        folds that share them."""
         routed: dict[str, list] = {}
+        rows: dict[int, Any] = {}  # id of a batch's xs -> what its fold batches carry
         for fold_batch in fold_batches:
+            xs = getattr(fold_batch, "xs", None)
+            if type(xs) is list:
+                if id(xs) not in rows:
+                    rows[id(xs)] = float_rows(xs)
+                fold_batch.xs = rows[id(xs)]
             if trace.TRACE_FILE and fold_batch.fold == 0:
                 trace.stage("fan-out", fold_batch.stream, _end(fold_batch, head.position))
             for route, learner in head.targets[fold_batch.fold]:
