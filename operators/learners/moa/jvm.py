@@ -10,19 +10,16 @@ process that forks workers to spawn them instead.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any, Sequence
 
 from foldstream.operators.downloads import (
-    MOA_SHA256, DependencyError, default_cache_dir, ensure_moa_jar
+    MOA_SHA256, DependencyError, compiled_classes, ensure_moa_jar
 )
 
 DEFAULT_JVM_OPTIONS = ("-Xmx1g",)
@@ -154,40 +151,10 @@ def configure_jvm(options: Sequence[str]) -> None:
     _options = check_jvm_options(options)
 
 
-def _javac() -> str:
-    home = os.environ.get("JAVA_HOME")
-    candidates = [str(Path(home) / "bin" / "javac")] if home else []
-    candidates.append(shutil.which("javac") or "")
-    for candidate in candidates:
-        if candidate and Path(candidate).is_file():
-            return candidate
-    raise DependencyError(f"no `javac` found: {JDK_HINT}")
-
-
 def ensure_classes(jar: Path, cache_dir: Path | None = None) -> Path:
-    """Compile ``FoldLearner.java`` against ``jar`` once; return the folder of its classes.
-
-    The folder's name carries a hash of the source and the jar, so an edited source compiles
-    again and nothing stale is loaded.
-    """
-    cache = default_cache_dir(cache_dir)
-    source = JAVA_SOURCE.read_bytes()
-    tag = hashlib.sha256(source + MOA_SHA256.encode()).hexdigest()[:16]
-    target = cache / f"foldstream-moa-classes-{tag}"
-    if (target / "foldstream" / "moa" / "FoldLearner.class").is_file():
-        return target
-    cache.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix="foldstream-moa-classes-", dir=cache))
-    cmd = [_javac(), "-nowarn", "-cp", str(jar), "-d", str(tmp), str(JAVA_SOURCE)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise DependencyError(f"javac failed on {JAVA_SOURCE.name}: {proc.stderr.strip()[-2000:]}")
-    try:
-        os.replace(tmp, target)
-    except OSError:  # another process got there first
-        shutil.rmtree(tmp, ignore_errors=True)
-    return target
+    """Compile ``FoldLearner.java`` against ``jar`` once; return the folder of its classes."""
+    return compiled_classes([JAVA_SOURCE], [jar], "foldstream-moa-classes", JDK_HINT,
+                            key=MOA_SHA256, cache_dir=cache_dir)
 
 
 def start_jvm(options: Sequence[str] = DEFAULT_JVM_OPTIONS) -> Any:
