@@ -41,7 +41,7 @@ import gzip
 import itertools
 import os
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -394,9 +394,7 @@ def _read_examples(path: Path, schema: RowSchema, stream: str,
     if limit == 0:
         return
     lines = _records(path, schema.fmt)
-    blocks = None
-    if (limit is None or limit >= _BLOCK_LIMIT) and _uncompressed_size(path) >= _BLOCK_BYTES:
-        blocks = _block_reader(schema)
+    blocks = _block_reader(schema) if _bulk(path, limit) else None
     size = _BATCH if blocks is None else _BLOCK
     while True:
         batch: list[tuple[int, bytes]] = []
@@ -425,6 +423,12 @@ def _read_examples(path: Path, schema: RowSchema, stream: str,
             return
         if len(batch) < size:
             return
+
+
+def _bulk(path: Path, limit: int | None) -> bool:
+    """Whether a read of ``path`` up to ``limit`` examples is long enough for the block
+    reader."""
+    return (limit is None or limit >= _BLOCK_LIMIT) and _uncompressed_size(path) >= _BLOCK_BYTES
 
 
 def _block_reader(schema: RowSchema) -> Any:
@@ -709,19 +713,21 @@ _LINE_READERS: dict[str, Callable[[str, RowSchema, str, str], Example | LabelOnl
 
 # --------------------------------------------------------------------------------------------
 # Lines read by another reader: the Flink engine's file source reads a file in its
-# TaskManagers and hands its lines here one at a time, so that they are parsed as above.
+# TaskManagers and hands its lines here a block at a time, so that they are parsed as above.
 
 
 @dataclasses.dataclass(frozen=True)
 class LineReader:
     """What turns the lines of a file, read elsewhere, into the items :func:`iter_file` yields:
     the file's schema (from its header, read by :func:`line_reader`), its stream, its name (for
-    locations) and the ``limit``, which the caller applies (rejected lines do not count)."""
+    locations) and the ``limit``, which the caller applies (rejected lines do not count);
+    ``bulk``, whether :func:`iter_file` would read the file with its block reader."""
 
     schema: RowSchema
     stream: str
     name: str
     limit: int | None
+    bulk: bool = False
 
 
 def line_reader(path: PathLike, *, label: str, stream: str | None = None,
@@ -739,18 +745,29 @@ def line_reader(path: PathLike, *, label: str, stream: str | None = None,
                                      frozenset((nominal,) if isinstance(nominal, str) else nominal))
     if labels_later:
         schema = dataclasses.replace(schema, labels_later=True)
-    return LineReader(schema, stream or default_stream(path), path.name, limit)
+    return LineReader(schema, stream or default_stream(path), path.name, limit,
+                      _bulk(path, limit))
 
 
-def read_lines(reader: LineReader, lines: Sequence[tuple[int, bytes]],
-               ) -> list[Example | LabelOnly | Rejected]:
+def line_blocks(reader: LineReader) -> Any:
+    """The block reader of ``reader``'s file, for :func:`read_lines`, when :func:`iter_file`
+    would read the file with one (else None)."""
+    return _block_reader(reader.schema) if reader.bulk else None
+
+
+def read_lines(reader: LineReader, lines: Sequence[tuple[int, bytes]], blocks: Any = None,
+               ) -> Iterable[Example | LabelOnly | Rejected]:
     """The items of some lines of ``reader``'s file, ``(line number from 1, the line's bytes
     without its end)``, as :func:`iter_file` reads them: the header's lines skipped, a byte
     order mark at the start of line 1 dropped; a Rejected record's position is the caller's.
+    ``blocks``: the file's block reader (:func:`line_blocks`), or None for the row parser.
 
     >>> reader = line_reader(packaged_elec_path(), label="target")
     >>> [type(i).__name__ for i in read_lines(reader, [(1, b"feat_1,feat_2"), (2, b"oops")])]
     ['Rejected']
     """
-    return _read_batch([(n, raw[len(codecs.BOM_UTF8):] if n == 1 and raw.startswith(codecs.BOM_UTF8)
-                         else raw) for n, raw in lines], reader.schema, reader.stream, reader.name)
+    lines = [(n, raw[len(codecs.BOM_UTF8):] if n == 1 and raw.startswith(codecs.BOM_UTF8)
+              else raw) for n, raw in lines]
+    if blocks is not None:
+        return _read_block(blocks, lines, reader.schema, reader.stream, reader.name)
+    return _read_batch(lines, reader.schema, reader.stream, reader.name)

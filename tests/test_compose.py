@@ -327,4 +327,5 @@ def test_the_image_has_a_jdk_of_the_flink_images_java_and_moas_jar(dockerfile):
                      dockerfile, re.M)
     assert "javac\" -version" in dockerfile
     assert "ensure_classes(ensure_moa_jar())" in dockerfile
+    assert "print(line_blocks_jar())" in dockerfile
     assert "chmod -R a+rX /opt/foldstream/jars" in dockerfile

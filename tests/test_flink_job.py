@@ -288,7 +288,11 @@ def test_input_read_in_the_job_restarts_mid_stream_with_identical_records(
     """A gzipped file with bad lines, read by Flink's file source, or a generator run in the
     job: a learner fails once mid-stream, the job restarts from its last checkpoint (the
     source's position and the fan-out's line count in it), and the records and rejected
-    records equal the in-process engine's, byte for byte."""
+    records equal the in-process engine's, byte for byte. The file's lines come in blocks of
+    97 (its 6,000 lines in 62 blocks, the limit falling inside one), read by the block reader
+    as a file of many lines would be (here, and in-process)."""
+    from foldstream.connectors import files as connector_files
+    from foldstream.job.engines.flink import files as flink_files
     from foldstream.job.engines.flink import run as flink_run
 
     marker, checkpoints = tmp_path / "failed-once", tmp_path / "checkpoints"
@@ -296,6 +300,9 @@ def test_input_read_in_the_job_restarts_mid_stream_with_identical_records(
         path = tmp_path / "hostile.csv.gz"
         hostile_csv_gz(path, 6000)
         spec = [f"source.path={path}", "source.limit=5000"]
+        monkeypatch.setattr(flink_files, "BLOCK_LINES", 97)
+        monkeypatch.setattr(connector_files, "_BLOCK_BYTES", 0)
+        monkeypatch.setattr(connector_files, "_BLOCK_LIMIT", 0)
     else:
         spec = ["source={kind: generator, model: river.datasets.synth.SEA, limit: 5000, seed: 7}"]
     cfg = load_config(None, [
@@ -319,6 +326,42 @@ def test_input_read_in_the_job_restarts_mid_stream_with_identical_records(
     assert summary["position"] == 5000
     if source == "file":
         assert len(rejected) > 10 and any("not valid UTF-8" in r["reason"] for r in rejected)
+        assert connector_files.line_reader(path, label="target", limit=5000).bulk
+
+
+def test_blocks_of_lines_split_at_newlines_are_the_lines_of_flinks_line_format(tmp_path):
+    """foldstream's block format (LineBlocks.java) gives the lines Flink's text line format
+    gives, every byte kept: line ends \\n, \\r\\n and a lone \\r, blank lines, bytes that
+    are not UTF-8, a last line without its end; in blocks of at most the lines and about the
+    characters asked for."""
+    from pyflink.common import WatermarkStrategy
+    from pyflink.datastream.connectors.file_system import FileSource, StreamFormat
+    from pyflink.java_gateway import get_gateway
+
+    from foldstream.job.engines.flink import env as flink_env
+    from foldstream.job.engines.flink.files import FILE_CHARSET, line_blocks_jar
+
+    path = tmp_path / "lines.txt"
+    path.write_bytes(b"a,1\nb\r\n\n\xff\xfe c\rd\n" + b"e" * 30 + b"\nf\n\n\ng")
+    env = flink_env.make_env(1, [line_blocks_jar()])
+    formats = {"lines": StreamFormat.text_line_format(FILE_CHARSET)}
+    for lines, chars in [(1, 100), (3, 100), (100, 8), (4096, 1 << 20)]:
+        formats[f"{lines}/{chars}"] = StreamFormat(
+            get_gateway().jvm.foldstream.flink.LineBlocks(lines, chars))
+    read = {}
+    for name, fmt in formats.items():
+        source = FileSource.for_record_stream_format(fmt, str(path)).build()
+        stream = env.from_source(source, WatermarkStrategy.no_watermarks(), name)
+        with stream.set_parallelism(1).execute_and_collect() as records:
+            read[name] = list(records)
+    lines = read.pop("lines")
+    assert len(lines) == 10 and lines[3] == "\xff\xfe c"
+    for name, blocks in read.items():
+        most, chars = map(int, name.split("/"))
+        assert "\n".join(blocks).split("\n") == lines, name
+        assert all(len(b.split("\n")) <= most and len(b) < chars + 31 for b in blocks), name
+    assert len(read["3/100"]) == 4 and len(read["4096/1048576"]) == 1
+    assert [len(b.split("\n")) for b in read["100/8"]] == [4, 2, 4]
 
 
 def test_a_file_source_is_flinks_file_source_and_nothing_is_shipped(tmp_path):

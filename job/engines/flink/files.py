@@ -1,16 +1,20 @@
 """File and generator input of the Flink job, read inside the job: no size limit.
 
-**Files.** A file source is read by Flink's own ``FileSource`` with its text line format, in
-the TaskManagers: one split per file (the line format cannot be split), at parallelism 1, so
-the lines come in file order; gzip is decompressed by the file's extension (``.gz``), and a
-gzip file named otherwise (or a plain file named ``.gz``) is read through a link whose name
-says what it holds (in-process, gzip is told by the content). The source's position (the
-lines read) is in every checkpoint: a restart reads on from there. The lines are parsed by the
-in-process engine's parser (:func:`foldstream.connectors.files.read_lines`) in the stream's
-fan-out, whose keyed state keeps the line number and the examples accepted
-(:class:`SourceRead`): the same rows are accepted and rejected, for the same reasons, at the
-same positions. The client reads the header only (CSV's first line, ARFF's header section):
-it checks it at start, as in-process, and ships the file's schema with the job.
+**Files.** A file source is read by Flink's own ``FileSource`` in the TaskManagers, with a
+line format of foldstream's (``java/foldstream/flink/LineBlocks.java``, compiled on first use
+and shipped with the job) whose records are blocks of lines, up to :data:`BLOCK_LINES` each: a
+line at a time, each crossing from Java to Python on its own, the crossings cost more than
+reading the file (bench/README.md). A line format cannot be split: one split per file, read at
+parallelism 1, so the lines come in file order; gzip is decompressed by the file's extension
+(``.gz``), and a gzip file named otherwise (or a plain file named ``.gz``) is read through a
+link whose name says what it holds (in-process, gzip is told by the content). The source's
+position (the blocks read) is in every checkpoint: a restart reads on from there. The lines are
+parsed by the in-process engine's readers (:func:`foldstream.connectors.files.read_lines`: the
+row parser, or for a large file the block reader) in the stream's fan-out, whose keyed state
+keeps the line number and the examples accepted (:class:`SourceRead`): the same rows are
+accepted and rejected, for the same reasons, at the same positions. The client reads the
+header only (CSV's first line, ARFF's header section): it checks it at start, as in-process,
+and ships the file's schema with the job.
 
 The lines are decoded as ISO-8859-1, which maps every byte to one character, and encoded back
 to bytes in Python: a line that is not UTF-8 reaches the parser as the same bytes, and is
@@ -35,7 +39,9 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import os
 import tempfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, NamedTuple
@@ -50,8 +56,14 @@ from foldstream.operators.records.base import Example, Rejected
 #: A source line on its way to the fan-out: ``Row(stream, text)``, keyed in Java by ``stream``.
 RAW_ITEM_TYPE = Types.ROW([Types.STRING(), Types.STRING()])
 
-#: How the text line format decodes a file: one character per byte, so the bytes survive.
+#: How the line formats decode a file: one character per byte, so the bytes survive.
 FILE_CHARSET = "ISO-8859-1"
+#: The most lines, and about the most characters, in a block of a file's lines.
+BLOCK_LINES, BLOCK_CHARS = 2048, 1 << 20
+JAVA_SOURCE = Path(__file__).parent / "java" / "foldstream" / "flink" / "LineBlocks.java"
+JDK_HINT = ("engine.kind: flink reads a file through a Java class compiled on first use, which "
+            "needs a Java 17 JDK (java and javac): install it (Debian/Ubuntu: apt-get install "
+            "openjdk-17-jdk-headless) or set JAVA_HOME")
 
 
 @dataclass
@@ -105,22 +117,35 @@ class DecodeItem:
 
 
 class DecodeLines:
-    """The fan-out's decoder of a file's lines: the line's items, as in-process
-    (:func:`~foldstream.connectors.files.read_lines`), up to ``source.limit`` examples."""
+    """The fan-out's decoder of a block of a file's lines (:data:`BLOCK_LINES`, joined by
+    ``\\n``): their items, as in-process (:func:`~foldstream.connectors.files.read_lines`),
+    up to ``source.limit`` examples. The file's block reader, when it has one, is made in the
+    worker, on the first block."""
 
     def __init__(self, reader):
         self.reader = reader  # a LineReader: the file's schema, stream, name and limit
+        self._blocks: list = []  # [the file's block reader or None], once made in this worker
 
-    def __call__(self, line: str, head) -> list[Example | LabelOnly | Rejected]:
-        from foldstream.connectors.files import read_lines
+    def __getstate__(self):
+        return {**self.__dict__, "_blocks": []}
+
+    def __call__(self, block: str, head) -> Iterator[Example | LabelOnly | Rejected]:
+        from foldstream.connectors.files import line_blocks, read_lines
 
         read, limit = _read_of(head), self.reader.limit
-        read.lines += 1
+        lines = block.split("\n")
+        first, read.lines = read.lines + 1, read.lines + len(lines)
         if limit is not None and read.accepted >= limit:
-            return []
-        items = read_lines(self.reader, [(read.lines, line.encode(FILE_CHARSET))])
-        read.accepted += sum(not isinstance(item, Rejected) for item in items)
-        return items
+            return
+        if not self._blocks:
+            self._blocks.append(line_blocks(self.reader))
+        numbered = [(n, line.encode(FILE_CHARSET)) for n, line in enumerate(lines, first)]
+        for item in read_lines(self.reader, numbered, self._blocks[0]):
+            yield item
+            if not isinstance(item, Rejected):
+                read.accepted += 1
+                if read.accepted == limit:
+                    return
 
 
 class DecodeGenerated:
@@ -179,12 +204,40 @@ def _untag(line: str) -> Row:
     return Row(json.loads(stream), text)
 
 
-def _lines(env, path: Path, name: str):
-    """The lines of ``path`` in order, read by Flink's ``FileSource`` at parallelism 1."""
+def line_blocks_jar(cache_dir: Path | None = None) -> Path:
+    """The jar of :data:`JAVA_SOURCE`, compiled against this PyFlink's Flink once (in
+    :func:`~foldstream.operators.downloads.default_cache_dir`)."""
+    import pyflink
+
+    from foldstream.operators.downloads import compiled_classes
+
+    lib = sorted((Path(pyflink.__file__).parent / "lib").glob("*.jar"))
+    classes = compiled_classes([JAVA_SOURCE], lib, "foldstream-flink-classes", JDK_HINT,
+                               key=" ".join(jar.name for jar in lib), cache_dir=cache_dir)
+    jar = classes / "line-blocks.jar"
+    if not jar.is_file():
+        part = classes / f"line-blocks.jar.{os.getpid()}"
+        with zipfile.ZipFile(part, "w") as out:
+            for member in sorted(classes.rglob("*.class")):
+                out.write(member, member.relative_to(classes).as_posix())
+        os.replace(part, jar)
+    return jar
+
+
+def _lines(env, path: Path, name: str, blocks: bool = False):
+    """The lines of ``path`` in order, read by Flink's ``FileSource`` at parallelism 1: one a
+    record, or in blocks (:data:`BLOCK_LINES`)."""
     from pyflink.datastream.connectors.file_system import FileSource, StreamFormat
 
-    source = FileSource.for_record_stream_format(StreamFormat.text_line_format(FILE_CHARSET),
-                                                 str(path)).build()
+    if blocks:
+        from pyflink.java_gateway import get_gateway
+
+        env.add_jars(line_blocks_jar().as_uri())
+        lines = StreamFormat(get_gateway().jvm.foldstream.flink.LineBlocks(BLOCK_LINES,
+                                                                           BLOCK_CHARS))
+    else:
+        lines = StreamFormat.text_line_format(FILE_CHARSET)
+    source = FileSource.for_record_stream_format(lines, str(path)).build()
     return env.from_source(source, WatermarkStrategy.no_watermarks(), name).set_parallelism(1)
 
 
@@ -254,7 +307,8 @@ def configured_input(env, config: Config, where: Path) -> FileInput:
                          nominal=source.nominal, id_field=source.id_field, limit=source.limit,
                          fmt=source.format, labels_later=config.delayed)
     path = readable_path(source.resolved_path(), where)
-    return FileInput(_keyed(_lines(env, path, "file"), _Tag(reader.stream), "lines"),
+    blocks = _lines(env, path, "file", blocks=True)
+    return FileInput(_keyed(blocks, _Tag(reader.stream), "lines"),
                      DecodeLines(reader), [reader.stream])
 
 
