@@ -436,8 +436,7 @@ def main(argv: list[str] | None = None) -> int:
         return run(config, progress=not args.no_progress, tables=not args.quiet,
                    explain=args.explain, resume=args.resume)
     except (ConfigError, KafkaUnavailable, DependencyError, LearnerBuildError) as error:
-        # a configuration that cannot run (Flink: an input too large to ship), a broker down,
-        # no Java, no jars
+        # a configuration that cannot run, a broker down, no Java (or no javac), no jars
         err.print(f"[red]error:[/] {typed(error, lines=True)}", highlight=False)
         return exitcodes.UNUSABLE
     except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: the one rule of engines.stopping

@@ -364,6 +364,28 @@ def test_blocks_of_lines_split_at_newlines_are_the_lines_of_flinks_line_format(t
     assert [len(b.split("\n")) for b in read["100/8"]] == [4, 2, 4]
 
 
+def test_a_file_on_flink_without_javac_fails_saying_what_to_install(tmp_path):
+    """The block format is compiled on first use: without ``javac`` (a JRE only), a Flink run
+    of a file exits 2, naming the JDK to install, with no traceback."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    jre = tmp_path / "jre"
+    jre.mkdir()
+    (jre / "java").symlink_to(Path(shutil.which("java")).resolve())
+    env = {"PATH": f"{jre}:{Path(sys.executable).parent}", "HOME": str(tmp_path),
+           "FOLDSTREAM_CACHE": str(tmp_path / "c")}
+    proc = subprocess.run([str(Path(sys.executable).parent / "foldstream"), "run", "--quiet",
+                           "--set", "engine.kind=flink", "--set", f"sink.path={tmp_path}/o.jsonl"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    text = " ".join(proc.stderr.split())
+    assert proc.returncode == 2, text
+    assert "no `javac` found" in text and "engine.kind: flink" in text, text
+    assert "openjdk-17-jdk" in text and "Traceback" not in text, text
+
+
 def test_a_file_source_is_flinks_file_source_and_nothing_is_shipped(tmp_path):
     """The job reads a file itself, at parallelism 1: its graph holds the file's name, not its
     rows (rows shipped from the client would bound the file's size: nothing past 256 MiB)."""

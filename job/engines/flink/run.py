@@ -35,7 +35,12 @@ CLIENT_LOGGERS = ("py4j",)
 def check_start(config: Config, restore: str | None) -> None:
     """Refuse ``source.start: committed`` without a checkpoint to restore: the learners would
     start afresh at position 0 while the offsets go on, so the records would repeat the
-    identities (stream, position) of earlier ones with different values."""
+    identities (stream, position) of earlier ones with different values. A file source's line
+    format is compiled here, if it has not been, while the JVM starts, so that a machine without
+    ``javac`` is told before the job is built
+    (:func:`~foldstream.job.engines.flink.files.line_blocks_jar`)."""
+    if config.source.kind == "file":
+        flink_files.line_blocks_jar()
     if config.source.kind == "kafka" and config.source.start == "committed" and not restore:
         raise ConfigError("source.start: committed restarts the positions at 0 with fresh "
                           "learners (records would collide with the earlier run's); resume the "
