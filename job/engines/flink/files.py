@@ -1,20 +1,19 @@
 """File and generator input of the Flink job, read inside the job: no size limit.
 
-**Files.** A file source is read by Flink's own ``FileSource`` in the TaskManagers, with a
-line format of foldstream's (``java/foldstream/flink/LineBlocks.java``, compiled on first use
-and shipped with the job) whose records are blocks of lines, up to :data:`BLOCK_LINES` each: a
-line at a time, each crossing from Java to Python on its own, the crossings cost more than
-reading the file (bench/README.md). A line format cannot be split: one split per file, read at
-parallelism 1, so the lines come in file order; gzip is decompressed by the file's extension
-(``.gz``), and a gzip file named otherwise (or a plain file named ``.gz``) is read through a
-link whose name says what it holds (in-process, gzip is told by the content). The source's
-position (the blocks read) is in every checkpoint: a restart reads on from there. The lines are
-parsed by the in-process engine's readers (:func:`foldstream.connectors.files.read_lines`: the
-row parser, or for a large file the block reader) in the stream's fan-out, whose keyed state
-keeps the line number and the examples accepted (:class:`SourceRead`): the same rows are
-accepted and rejected, for the same reasons, at the same positions. The client reads the
-header only (CSV's first line, ARFF's header section): it checks it at start, as in-process,
-and ships the file's schema with the job.
+**Files.** A file source is read by Flink's own ``FileSource`` in the TaskManagers, with a line
+format of foldstream's (``java/foldstream/flink/LineBlocks.java``, compiled on first use and
+shipped with the job) whose records are blocks of up to :data:`BLOCK_LINES` lines: a line sent
+to Python on its own costs more to cross than to parse (bench/README.md). A line format cannot
+be split: one split per file, read at parallelism 1, so the lines come in file order; gzip is
+decompressed by the file's extension (``.gz``), and a gzip file named otherwise (or a plain
+file named ``.gz``) is read through a link whose name says what it holds (in-process, gzip is
+told by the content). The source's position (the blocks read) is in every checkpoint: a restart
+reads on from there. The lines are parsed by the in-process engine's readers
+(:func:`foldstream.connectors.files.read_lines`: the row parser, or for a large file the block
+reader) in the stream's fan-out, whose keyed state keeps the line number and the examples
+accepted (:class:`SourceRead`): the same rows are accepted and rejected, for the same reasons,
+at the same positions. The client reads the header only (CSV's first line, ARFF's header
+section): it checks it at start, as in-process, and ships the file's schema with the job.
 
 The lines are decoded as ISO-8859-1, which maps every byte to one character, and encoded back
 to bytes in Python: a line that is not UTF-8 reaches the parser as the same bytes, and is
