@@ -329,6 +329,37 @@ def test_input_read_in_the_job_restarts_mid_stream_with_identical_records(
         assert connector_files.line_reader(path, label="target", limit=5000).bulk
 
 
+def test_records_joined_and_cut_into_texts_come_back_whole_and_in_order():
+    """The aggregators' records reach the client as texts of at most 6,144 characters (a
+    longer one waits 44 ms or more in Py4J): short records joined, long ones cut into pieces.
+    With the texts of several aggregators interleaved as the collect sink may take them, the
+    client gets every record back, whole, in its aggregator's order."""
+    import random
+
+    from foldstream.job.engines.flink.job import JOINED_MAX_CHARS, Rejoined, joined_records
+
+    rng = random.Random(3)
+    alphabet = 'ab"\\\t\u00e9\U0001f600 {}:,0123456789'
+    for _ in range(30):
+        sent: dict[str, list[str]] = {}
+        queues: dict[str, list[str]] = {}
+        for key in ("elec", "s\t2", "covtype"):
+            for _ in range(rng.randint(0, 6)):  # an aggregator's inputs, a list of records each
+                records = [json.dumps({"v": "".join(rng.choice(alphabet) for _ in range(
+                    rng.choice([1, 50, 3000, 6140, 6200, 9000, 25_000])))})
+                    for _ in range(rng.randint(0, 4))]
+                sent.setdefault(key, []).extend(records)
+                queues.setdefault(key, []).extend(joined_records(records, key=key))
+        rejoined, got = Rejoined(), {}
+        while any(queues.values()):
+            key = rng.choice([k for k, q in queues.items() if q])
+            text = queues[key].pop(0)
+            assert len(text) <= JOINED_MAX_CHARS
+            got.setdefault(key, []).extend(rejoined(text))  # the key of the text it completes
+        assert got == {k: v for k, v in sent.items() if v}
+        assert not rejoined.partial
+
+
 def test_blocks_of_lines_split_at_newlines_are_the_lines_of_flinks_line_format(tmp_path):
     """foldstream's block format (LineBlocks.java) gives the lines Flink's text line format
     gives, every byte kept: line ends \\n, \\r\\n and a lone \\r, blank lines, bytes that

@@ -43,6 +43,7 @@ the checks before a run, the run and the delivery of its records
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, NamedTuple
@@ -493,7 +494,7 @@ class AggregatorFunction(_KeyedStateFunction):
     def process_element(self, message, ctx):
         texts = self._records(message, ctx)
         if self.joined:
-            texts = joined_records(texts)
+            texts = joined_records(texts, key=ctx.get_current_key())
         yield from texts
 
     def _records(self, message, ctx) -> list[str]:
@@ -520,24 +521,33 @@ class AggregatorFunction(_KeyedStateFunction):
         return texts
 
 
-#: The most characters :func:`joined_records` puts in one text (a record longer than that is a
-#: text of its own). The client reads a text of up to 8,192 characters from the JVM in under a
-#: millisecond and a longer one in 44 ms or more, whatever its length
-#: (:func:`~foldstream.job.engines.flink.run._texts`): the records of a burst, joined whole,
-#: reached the client a text every 0.1 s, a second at the end of a run. The margin is for the
+#: The most characters :func:`joined_records` puts in one text. The client reads a text of up
+#: to 8,192 characters from the JVM in under a millisecond and a longer one in 44 ms or more,
+#: whatever its length (:func:`~foldstream.job.engines.flink.run._texts`): the records of a
+#: burst, joined whole, reached the client a text every 0.1 s, a second at the end of a run;
+#: records of 8.7 KB each, one a text, 25 s for all of Covertype's. The margin is for the
 #: escapes Py4J adds (a line break is two characters there).
 JOINED_MAX_CHARS = 6144
+#: The first character of a text that holds a piece of a record (:func:`joined_records`): more
+#: pieces follow, or this is the last. No JSON text starts with either (a control character in
+#: a JSON string is escaped).
+PIECE, LAST_PIECE = "\x1e", "\x1d"
 
 
-def joined_records(texts: list[str], limit: int = JOINED_MAX_CHARS) -> list[str]:
-    r"""``texts``, JSON records, in order as texts of a line each, each text at most ``limit``
-    characters unless one record alone is longer (none for none); JSON text holds no line break
-    of its own (one in a string is written ``\n``), so splitting the lines gives them back.
+def joined_records(texts: list[str], limit: int = JOINED_MAX_CHARS, key: str = "") -> list[str]:
+    r"""``texts``, JSON records, in order as texts of at most ``limit`` characters: records
+    joined a line each (JSON text holds no line break of its own: one in a string is written
+    ``\n``, so splitting the lines gives them back), and a record longer than ``limit`` cut
+    into pieces (:data:`PIECE`), each marked with ``key`` (the stream: the client may get the
+    pieces of several aggregators' records interleaved). :class:`Rejoined` gives the records
+    back.
 
     >>> joined_records(['{"a": "x\\ny"}', '{"b": 2}'])
     ['{"a": "x\\ny"}\n{"b": 2}']
     >>> joined_records(['{"a": 1}', '{"b": 2}', '{"c": 333}'], limit=17)
     ['{"a": 1}\n{"b": 2}', '{"c": 333}']
+    >>> joined_records(['{"a": 1}', '{"long": 12345}', '{"b": 2}'], limit=12, key="s")
+    ['{"a": 1}', '\x1e"s"\t{"long"', '\x1e"s"\t: 12345', '\x1d"s"\t}', '{"b": 2}']
     >>> joined_records([])
     []
     """
@@ -545,14 +555,48 @@ def joined_records(texts: list[str], limit: int = JOINED_MAX_CHARS) -> list[str]
     lines: list[str] = []
     size = -1  # the characters of "\n".join(lines)
     for text in texts:
-        if lines and size + 1 + len(text) > limit:
+        if lines and (size + 1 + len(text) > limit or len(text) > limit):
             joined.append("\n".join(lines))
             lines, size = [], -1
+        if len(text) > limit:
+            head = json.dumps(key) + "\t"  # a tab in a JSON string is escaped
+            step = max(1, limit - 1 - len(head))
+            starts = range(0, len(text), step)
+            joined.extend((PIECE if start + step < len(text) else LAST_PIECE) + head
+                          + text[start:start + step] for start in starts)
+            continue
         lines.append(text)
         size += 1 + len(text)
     if lines:
         joined.append("\n".join(lines))
     return joined
+
+
+class Rejoined:
+    """The client's reader of :func:`joined_records`' texts: called with each text in the
+    order collected, it returns the records complete in it (none for a piece that more
+    follow).
+
+    >>> rejoined = Rejoined()
+    >>> texts = joined_records(['{"a": 1}', '{"long": 12345}'], limit=12, key="s")
+    >>> [rejoined(text) for text in texts]
+    [['{"a": 1}'], [], [], ['{"long": 12345}']]
+    """
+
+    def __init__(self):
+        self.partial: dict[str, list[str]] = {}  # key -> the pieces of its record so far
+
+    def __call__(self, text: str) -> list[str]:
+        mark = text[:1]
+        if mark != PIECE and mark != LAST_PIECE:
+            return text.split("\n")
+        key, _, piece = text[1:].partition("\t")
+        pieces = self.partial.setdefault(key, [])
+        pieces.append(piece)
+        if mark == PIECE:
+            return []
+        del self.partial[key]
+        return ["".join(pieces)]
 
 
 # ----------------------------------------------------------------------------------- the job

@@ -25,7 +25,7 @@ from foldstream.job.engines.flink import env as flink_env
 from foldstream.job.engines.flink import kafka as flink_kafka
 from foldstream.job.engines.flink import files as flink_files
 from foldstream.job.engines.flink import forkserver
-from foldstream.job.engines.flink.job import build, head_parallelism
+from foldstream.job.engines.flink.job import Rejoined, build, head_parallelism
 from foldstream.job.engines.stopping import Delivered, interruptible
 from foldstream.job.plans import open_source
 
@@ -183,9 +183,9 @@ def _noting_labels(source: Iterable, labels: dict[str, dict]) -> Iterator:
 
 def deliver(tagged: Iterable[str], emit, dead_letter, on_progress=None,
             delivered: Delivered | None = None, held=contextlib.nullcontext) -> None:
-    r"""Hand the collected texts (``"M"`` + records, a line each, as
-    :func:`~foldstream.job.engines.flink.job.joined_records` joins them; ``"D"`` + a rejected
-    record) on, and report progress: per stream, the position of its latest ``measures``
+    r"""Hand the collected texts (``"M"`` + records as
+    :func:`~foldstream.job.engines.flink.job.joined_records` joins or cuts them; ``"D"`` + a
+    rejected record) on, and report progress: per stream, the position of its latest ``measures``
     record (the examples evaluated; with delayed labels several reports share a position, and
     progress moves once), then its summary's ``examples_read`` (rejected records included, as
     the progress bar's total counts them); ``on_progress`` gets the sum over the streams.
@@ -203,9 +203,10 @@ def deliver(tagged: Iterable[str], emit, dead_letter, on_progress=None,
     ([500, 700, 1101], [None, 100, 150, None])
     """
     positions: dict[str | None, int] = {}
+    rejoined = Rejoined()
     for text in tagged:
         tag, body = text[0], text[1:]
-        for line in body.split("\n") if tag == "M" else [body]:
+        for line in rejoined(body) if tag == "M" else [body]:
             record = json.loads(line)
             with held():
                 if delivered is not None:
