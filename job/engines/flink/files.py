@@ -49,6 +49,7 @@ from pyflink.common import Row, Types, WatermarkStrategy
 
 from foldstream.job.config import Config
 from foldstream.job.engines.flink.keying import key_by_first_field
+from foldstream.operators.downloads import JDK_INSTALL
 from foldstream.operators.stages.delay import LabelOnly
 from foldstream.operators.records.base import Example, Rejected
 
@@ -61,8 +62,7 @@ FILE_CHARSET = "ISO-8859-1"
 BLOCK_LINES, BLOCK_CHARS = 2048, 1 << 20
 JAVA_SOURCE = Path(__file__).parent / "java" / "foldstream" / "flink" / "LineBlocks.java"
 JDK_HINT = ("engine.kind: flink reads a file through a Java class compiled on first use, which "
-            "needs a Java 17 JDK (java and javac): install it (Debian/Ubuntu: apt-get install "
-            "openjdk-17-jdk-headless) or set JAVA_HOME")
+            f"needs {JDK_INSTALL}")
 
 
 @dataclass

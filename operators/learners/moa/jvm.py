@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from foldstream.operators.downloads import (
-    MOA_SHA256, DependencyError, compiled_classes, ensure_moa_jar
+    JDK_INSTALL, MOA_SHA256, DependencyError, compiled_classes, ensure_moa_jar
 )
 
 DEFAULT_JVM_OPTIONS = ("-Xmx1g",)
@@ -44,8 +44,7 @@ JVM_OPTION_RULES = (
                                    "ActiveProcessorCount, MaxGCPauseMillis, NewRatio, "
                                    "SurvivorRatio)"),
 )
-JDK_HINT = ("MOA learners need a Java 17 JDK (java and javac): install it (Debian/Ubuntu: "
-            "apt-get install openjdk-17-jdk-headless) or set JAVA_HOME")
+JDK_HINT = f"MOA learners need {JDK_INSTALL}"
 JAVA_SOURCE = (Path(__file__).parents[2] / "java" / "foldstream" / "moa"
                / "FoldLearner.java")
 _lock = threading.Lock()
