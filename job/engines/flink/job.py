@@ -555,7 +555,7 @@ def joined_records(texts: list[str], limit: int = JOINED_MAX_CHARS, key: str = "
     lines: list[str] = []
     size = -1  # the characters of "\n".join(lines)
     for text in texts:
-        if lines and (size + 1 + len(text) > limit or len(text) > limit):
+        if lines and size + 1 + len(text) > limit:  # a text of its own or its pieces too
             joined.append("\n".join(lines))
             lines, size = [], -1
         if len(text) > limit:
